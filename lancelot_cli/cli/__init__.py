@@ -1,0 +1,1 @@
+"""The `lancelot` command line. typer, rich and questionary are imported only in this package."""

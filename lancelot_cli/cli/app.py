@@ -1,0 +1,88 @@
+"""The `lancelot` root command: global options, the error boundary, and the subcommands.
+
+Heavy libraries (lancedb, mcp, openai, trafilatura) are imported inside the commands that need
+them, so `lancelot --help` and shell completion stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from lancelot_cli import __version__
+from lancelot_cli.errors import LancelotError
+
+
+class LancelotGroup(TyperGroup):
+    """One error boundary for every command: a known error is one line on stderr and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LancelotError as exc:
+            _fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            _fail("interrupted; nothing was changed by the unfinished step", 130)
+        except (typer.TyperException, typer.Exit, typer.Abort, SystemExit):
+            raise  # usage errors keep Typer's own message and exit code 2
+        except Exception as exc:
+            if os.environ.get("LANCELOT_LOG_LEVEL", "").strip().lower() in {"debug", "silly"}:
+                raise
+            _fail(f"unexpected {type(exc).__name__}: {exc} (set LANCELOT_LOG_LEVEL=debug to see the traceback)", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    first_line = " ".join(message.split())
+    sys.stderr.write(f"lancelot: error: {first_line}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+app = typer.Typer(
+    name="lancelot",
+    cls=LancelotGroup,
+    help="Search your own documents from an AI assistant (MCP) and from a terminal.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,  # never print locals: the API key can sit in them
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="rich",
+)
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Database folder (overrides LANCEDB_PATH) for serve, status, search, query.",
+                     metavar="PATH", show_default=False),
+    ] = None,
+) -> None:
+    """Lancelot: read-only MCP server and CLI over a LanceDB database of your documents."""
+    ctx.obj = {"db": db}
+
+
+def _register() -> None:
+    from lancelot_cli.cli import index, read, serve
+
+    app.command("serve", help=serve.HELP)(serve.serve)
+    app.command("index", help=index.HELP)(index.index)
+    app.command("status", help=read.STATUS_HELP)(read.status)
+    app.command("search", help=read.SEARCH_HELP)(read.search)
+    app.command("query", help=read.QUERY_HELP)(read.query)
+    app.command("version", help=read.VERSION_HELP)(read.version)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="lancelot")
+
+
+__all__ = ["app", "main", "__version__"]

@@ -1,0 +1,48 @@
+"""Pack ranked chunks into one Markdown context block that never passes a character budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Chunk:
+    title: str
+    source: str
+    text: str
+
+
+def _section(number: int, chunk: Chunk) -> str:
+    return f"## [{number}] {chunk.title}\nsource: {chunk.source}\n\n{chunk.text.strip()}\n"
+
+
+def _left_out_line(count: int, budget: int) -> str:
+    plural = "chunk was" if count == 1 else "chunks were"
+    return f"\n_{count} more {plural} left out to stay within {budget} characters._\n"
+
+
+def pack(header: str, chunks: Sequence[Chunk], budget: int) -> tuple[str, int, int]:
+    """Header, then one section per chunk in rank order, then a line counting what was left out.
+
+    A chunk that would push the block past ``budget`` is left out (later, smaller ones may still
+    fit). Returns (markdown, chunks included, chunks left out). The result is at most ``budget``
+    characters: if even the header does not fit, it is cut.
+    """
+    body = header.rstrip("\n") + "\n"
+    if len(body) > budget:
+        return body[:budget], 0, len(chunks)
+    included = 0
+    # Reserve room for the worst-case "left out" line so adding it can never break the budget.
+    reserve = len(_left_out_line(max(len(chunks), 1), budget))
+    for chunk in chunks:
+        section = "\n" + _section(included + 1, chunk)
+        if len(body) + len(section) + reserve <= budget:
+            body += section
+            included += 1
+    left_out = len(chunks) - included
+    if left_out:
+        tail = _left_out_line(left_out, budget)
+        if len(body) + len(tail) <= budget:
+            body += tail
+    return body, included, left_out

@@ -1,0 +1,88 @@
+"""The encrypted key file used where no OS keychain works (written by `lancelot init`).
+
+File: ``<config dir>/openai-key.enc``, mode 0600, a Fernet token (AES-128-CBC + HMAC-SHA256,
+from the ``cryptography`` package). The Fernet key is derived with scrypt from a random salt
+stored in the file and a secret: ``LANCELOT_KEY_PASSPHRASE`` when set, else a random per-user
+secret kept in ``<config dir>/.secret`` (mode 0600). Without a passphrase this protects
+against the key showing up in plain text (backups, grep, screen shares, a copied config file
+without its secret), not against a process running as the same user, which can read both files.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+from pathlib import Path
+
+KEY_FILE = "openai-key.enc"
+SECRET_FILE = ".secret"
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write atomically with mode 0600 from the first byte."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _secret(config_dir: Path, create: bool) -> bytes | None:
+    passphrase = os.environ.get("LANCELOT_KEY_PASSPHRASE", "")
+    if passphrase.strip():
+        return passphrase.encode("utf-8")
+    path = config_dir / SECRET_FILE
+    if path.exists():
+        return path.read_bytes()
+    if not create:
+        return None
+    value = secrets.token_bytes(32)
+    _write_private(path, value)
+    return value
+
+
+def _fernet(secret: bytes, salt: bytes):  # type: ignore[no-untyped-def]
+    from cryptography.fernet import Fernet
+    from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+    key = Scrypt(salt=salt, length=32, n=2**14, r=8, p=1).derive(secret)
+    return Fernet(base64.urlsafe_b64encode(key))
+
+
+def write_key(config_dir: Path, api_key: str) -> Path:
+    """Encrypt and store the key; returns the file's path."""
+    secret = _secret(config_dir, create=True)
+    assert secret is not None
+    salt = secrets.token_bytes(16)
+    token = _fernet(secret, salt).encrypt(api_key.encode("utf-8"))
+    body = {"version": 1, "kdf": "scrypt", "salt": base64.b64encode(salt).decode(), "token": token.decode()}
+    path = config_dir / KEY_FILE
+    _write_private(path, json.dumps(body).encode("utf-8"))
+    return path
+
+
+def read_key(config_dir: Path) -> str | None:
+    """The stored key, or None when there is no file. Raises when the file cannot be decrypted."""
+    path = config_dir / KEY_FILE
+    if not path.exists():
+        return None
+    body = json.loads(path.read_text(encoding="utf-8"))
+    secret = _secret(config_dir, create=False)
+    if secret is None:
+        raise ValueError("the key file's secret is missing")
+    salt = base64.b64decode(body["salt"])
+    return _fernet(secret, salt).decrypt(body["token"].encode("utf-8")).decode("utf-8")
+
+
+def delete_key(config_dir: Path) -> bool:
+    """Remove the key file; True when there was one."""
+    path = config_dir / KEY_FILE
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""The read-only MCP server. Every ``mcp`` import lives in this package."""

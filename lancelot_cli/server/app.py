@@ -1,0 +1,170 @@
+"""The MCP server: four read-only tools, each a thin adapter over ``Engine``.
+
+The engine (and with it lancedb) is created on the first tool call, so ``initialize`` is
+answered without waiting for ``import lancedb`` (~1.5 s).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from lancelot_cli import __version__
+from lancelot_cli.engine import MAX_LIMIT, MIN_BUDGET, Engine
+from lancelot_cli.errors import LancelotError
+from lancelot_cli.formats import to_json
+from lancelot_cli.server.schemas import SearchReply, StatusReply, VersionReply
+from lancelot_cli.settings import Settings
+from lancelot_cli.storage.schema import is_local, local_path
+
+T = TypeVar("T")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+SEARCH_DESCRIPTION = """\
+Find passages in the indexed documents. Read-only: it never changes the database.
+
+Returns JSON: {query, table, searchType, ranking, note?, count, hits[]}. Each hit has id, score,
+matched (share of query words found), title, source (file path), a ~300-character snippet centred
+on the matched words, and metadata (the row's other columns). searchType is the search that ran;
+when it differs from the one asked for, note says why (no API key, no vectors, vector search failed).
+Scores: text (ranking "bm25" or "substring") and hybrid ("rrf"): higher is better; vector
+("distance"): lower is closer.
+
+Use this to locate where something is written, to list candidates, or to look up exact terms,
+codes and identifiers. Use lancedb_query instead when you want the full text of the best passages
+packed into one context block to answer a question."""
+
+QUERY_DESCRIPTION = """\
+Retrieve context for answering a question: runs a search for `question` and returns the best
+chunks' full text as one Markdown block (a header, then per chunk its title, source and text, in
+rank order), never longer than contextBudget characters; chunks that do not fit are left out and
+counted at the end. Read-only: it never changes the database and generates no answer itself.
+
+Use this when you need the passages themselves to answer from. Use lancedb_search instead to find
+where something is, to see many hits cheaply, or to choose a search type. Set warmStart=true at
+the start of a session to get an overview of the collection (README/index/overview documents and
+the opening chunk of each document) instead of answering `question`."""
+
+STATUS_DESCRIPTION = """\
+Report what can be searched: the database connection (path, ok or the error), each table with
+its row count, full-text index and vector column (name, dimension), and whether vector search is
+available (an API key is present, and from where: env, keychain or file; never the key itself),
+with the embedding model. Read-only. Call it first when a search fails or returns nothing, or to
+learn the table names; verbose=true adds each table's column names. Use lancedb_version for the
+server's own version and features."""
+
+VERSION_DESCRIPTION = """\
+Report Lancelot's version, the MCP protocol version of the SDK it runs on, and the features this
+build has (transports, search types). Read-only; it does not touch the database. Use
+lancedb_status instead to see tables and whether vector search is configured."""
+
+
+def instructions(settings: Settings) -> str:
+    """Server instructions: what this server is for and which tables it can read (a cheap listing)."""
+    lines = [
+        "Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
+        "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
+        "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
+        "for an overview), lancedb_status when something fails or to see tables and vectors.",
+    ]
+    path = settings.db_path
+    if not path:
+        lines.append("No database is configured yet (LANCEDB_PATH is unset); tools will say how to set it.")
+    elif is_local(path):
+        try:
+            tables = sorted(name[: -len(".lance")] for name in os.listdir(local_path(path)) if name.endswith(".lance"))
+        except OSError:
+            lines.append(f"The database folder {path} cannot be read; lancedb_status explains.")
+        else:
+            shown = ", ".join(tables) if tables else "none yet"
+            lines.append(f"Tables: {shown}. Default table: {settings.table}.")
+    else:
+        lines.append(f"Database: {path}. Default table: {settings.table}.")
+    return " ".join(lines)
+
+
+def _json_result(data: dict[str, Any]) -> CallToolResult:
+    # Compact JSON text (for clients that only show text) plus the same object as structured content.
+    return CallToolResult(content=[TextContent(type="text", text=to_json(data))], structured_content=data)
+
+
+def _run(call: Callable[[], T]) -> T:
+    """Engine errors become tool errors: the agent reads the message and can correct the call."""
+    try:
+        return call()
+    except LancelotError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build_server(settings: Settings, engine: Engine | None = None, *, protocol_version: str | None = None) -> MCPServer:
+    """The MCP server with the four tools over ``engine`` (built on first use when None)."""
+    from mcp_types.version import LATEST_PROTOCOL_VERSION
+
+    holder: dict[str, Engine] = {}
+    if engine is not None:
+        holder["engine"] = engine
+
+    def get_engine() -> Engine:
+        if "engine" not in holder:
+            holder["engine"] = Engine(settings)
+        return holder["engine"]
+
+    server: MCPServer = MCPServer(
+        "lancelot",
+        title="Lancelot",
+        description="Read-only search over your own documents in LanceDB",
+        version=__version__,
+        instructions=instructions(settings),
+        log_level="WARNING" if settings.log_level_number > 10 else "DEBUG",
+    )
+    Table = Annotated[str, Field(description="Table to use.")]
+    Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
+
+    @server.tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
+    def lancedb_search(
+        query: Annotated[str, Field(description="What to look for: words, a phrase in double quotes, or an identifier.")],
+        limit: Limit = settings.default_limit,
+        searchType: Annotated[
+            Literal["auto", "text", "vector", "hybrid"],
+            Field(description="auto: hybrid when the table has vectors and a key is set, else text. text: "
+                              "BM25 keyword search. vector: semantic search with embeddings. hybrid: both, fused."),
+        ] = "auto",
+        table: Table = settings.table,
+        textColumn: Annotated[str, Field(description="Column holding the text.")] = settings.text_column,
+        vectorColumn: Annotated[str, Field(description="Column holding the vectors.")] = settings.vector_column,
+    ) -> Annotated[CallToolResult, SearchReply]:
+        reply = _run(lambda: get_engine().search(query, limit=limit, search_type=searchType, table=table,
+                                                 text_column=textColumn, vector_column=vectorColumn))
+        return _json_result(reply)
+
+    @server.tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,
+                 annotations=READ_ONLY, structured_output=False)
+    def lancedb_query(
+        question: Annotated[str, Field(description="The question to retrieve context for.")],
+        contextBudget: Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")] = settings.context_budget,
+        warmStart: Annotated[bool, Field(description="Return an overview of the collection instead of answering the question.")] = False,
+        table: Table = settings.table,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum chunks, 1 to {MAX_LIMIT}.")] = settings.default_limit,
+    ) -> str:
+        reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
+                                                table=table, limit=limit))
+        return str(reply["context"])
+
+    @server.tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION, annotations=READ_ONLY)
+    def lancedb_status(
+        verbose: Annotated[bool, Field(description="Include each table's column names.")] = False,
+    ) -> Annotated[CallToolResult, StatusReply]:
+        return _json_result(_run(lambda: get_engine().status(verbose=verbose)))
+
+    @server.tool(name="lancedb_version", title="Lancelot version", description=VERSION_DESCRIPTION, annotations=READ_ONLY)
+    def lancedb_version() -> Annotated[CallToolResult, VersionReply]:
+        return _json_result(get_engine().version(protocol_version or LATEST_PROTOCOL_VERSION))
+
+    return server

@@ -1,0 +1,29 @@
+"""The table layout `lancelot index` writes, shared by the reader and the writer.
+
+Kept free of lancedb and pyarrow imports so the reader can use the names without paying for them.
+"""
+
+from __future__ import annotations
+
+# Columns written by `lancelot index`, in order. `id` = "<path>#<chunk>", `hash` = sha256 of the
+# chunk's title and text (lets a re-run skip unchanged rows).
+ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "hash"
+COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH)
+
+# Where a row's source comes from, most specific first: AnythingLLM's layout, then ours.
+SOURCE_COLUMNS = ("chunkSource", "docSource", "path")
+
+# Name of the FTS index the indexer builds on the text column.
+FTS_INDEX_NAME = "text_idx"
+
+# Key in the table's schema metadata under which the indexer records what it wrote.
+META_KEY = "lancelot"
+
+
+def is_local(uri: str) -> bool:
+    """True for a folder path; False for object-store URIs such as ``s3://bucket/db``."""
+    return "://" not in uri or uri.startswith("file://")
+
+
+def local_path(uri: str) -> str:
+    return uri[len("file://"):] if uri.startswith("file://") else uri

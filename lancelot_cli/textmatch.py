@@ -1,0 +1,58 @@
+"""Pure helpers for text hits: the query's words, the share of them a text contains, snippets."""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_CHARS = 300
+_EDGE_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’"
+
+
+def query_words(query: str) -> list[str]:
+    """Lower-cased words of the query, surrounding punctuation stripped, duplicates dropped."""
+    seen: dict[str, None] = {}
+    for raw in query.lower().split():
+        word = raw.strip(_EDGE_PUNCT)
+        if word and any(ch.isalnum() for ch in word):
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def matched_share(text: str, words: list[str]) -> float:
+    """Share of ``words`` found in ``text`` (case-insensitive substring): the original's text score."""
+    if not words:
+        return 0.0
+    lowered = text.lower()
+    return sum(1 for word in words if word in lowered) / len(words)
+
+
+def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
+    """About ``size`` characters of ``text`` around the window that holds the most query words.
+
+    Cut at word boundaries, white space folded, "…" marking each cut.
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= size:
+        return flat
+    lowered = flat.lower()
+    positions = sorted(
+        (match.start(), word) for word in words for match in re.finditer(re.escape(word), lowered)
+    )
+    start = 0
+    if positions:
+        # Slide a window over the match positions and keep the one that covers most distinct words.
+        best = (-1, 0)
+        for i, (pos, _) in enumerate(positions):
+            covered = {w for p, w in positions[i:] if p < pos + size * 0.8}
+            if len(covered) > best[0]:
+                best = (len(covered), pos)
+        start = max(0, best[1] - size // 4)
+    end = min(len(flat), start + size)
+    start = max(0, end - size)
+    if start > 0:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < start + 30 else start
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        end = space if space > end - 30 else end
+    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")

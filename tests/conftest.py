@@ -1,0 +1,127 @@
+"""Shared fixtures: an isolated config dir, the sample documents, real LanceDB databases in tmp
+folders, and a real OpenAI-compatible embeddings server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.embed_server import MODEL, EmbedServer, embed
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_DOCS = REPO / "examples" / "sample-docs"
+
+# Variables that would leak the developer's own set-up into a test.
+_LEAKY = [
+    "LANCEDB_PATH", "LANCEDB_TABLE", "LANCEDB_TEXT_COLUMN", "LANCEDB_VECTOR_COLUMN", "LANCEDB_DEFAULT_LIMIT",
+    "LANCEDB_CONTEXT_BUDGET", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_MODEL", "EMBEDDING_DIMENSIONS",
+    "LANCELOT_LOG_LEVEL", "LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS", "LANCELOT_BASE_PATH",
+    "LANCELOT_KEY_PASSPHRASE", "NO_COLOR", "FORCE_COLOR",
+]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test gets its own config dir and no key; the machine's keychain is never touched."""
+    for name in _LEAKY:
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("LANCELOT_CONFIG_DIR", str(config))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("COLUMNS", "120")
+    return config
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for a spawned `lancelot` (StdioServerParameters passes only a few variables)."""
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKY}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def lancelot_command() -> list[str]:
+    """The installed console script when present, else `python -m lancelot_cli`."""
+    script = Path(sys.executable).with_name("lancelot")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
+
+
+def hash_tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root``, keyed by relative path."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    """A private copy of the sample documents that a test may change."""
+    target = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample documents indexed by `index_folder` once per session. Tests must not write to it."""
+    from lancelot_cli.indexer import index_folder
+
+    db = tmp_path_factory.mktemp("sample") / "db"
+    index_folder(SAMPLE_DOCS, str(db))
+    return db
+
+
+@pytest.fixture(scope="session")
+def embed_server_session() -> Iterator[EmbedServer]:
+    server = EmbedServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def embed_server(embed_server_session: EmbedServer) -> EmbedServer:
+    embed_server_session.reset()
+    return embed_server_session
+
+
+@pytest.fixture(scope="session")
+def vector_db(tmp_path_factory: pytest.TempPathFactory, sample_db: Path) -> Path:
+    """A copy of the sample table with a 32-d ``vector`` column from the test embedder, its model
+    recorded in the table metadata, and the full-text index; plus ``textonly`` (no vectors)."""
+    import json
+
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    rows = lancedb.connect(str(sample_db)).open_table("documents").to_arrow().to_pylist()
+    for row in rows:
+        row["vector"] = embed(row["text"])
+    db_path = tmp_path_factory.mktemp("vectors") / "db"
+    db = lancedb.connect(str(db_path))
+    base = pa.Table.from_pylist(rows[:1]).schema
+    fields = [f if f.name != "vector" else pa.field("vector", pa.list_(pa.float32(), 32)) for f in base]
+    schema = pa.schema(fields, metadata={"lancelot": json.dumps({"embedding_model": MODEL, "dimension": 32})})
+    table = db.create_table("documents", data=pa.Table.from_pylist(rows, schema=schema))
+    table.create_index("text", config=FTS())
+    plain = [{k: v for k, v in row.items() if k != "vector"} for row in rows]
+    text_only = db.create_table("textonly", data=pa.Table.from_pylist(plain))
+    text_only.create_index("text", config=FTS())
+    return db_path
+
+
+@pytest.fixture
+def vector_env(monkeypatch: pytest.MonkeyPatch, embed_server: EmbedServer, vector_db: Path) -> EmbedServer:
+    """Environment for vector search against ``vector_db`` through the loopback embeddings server."""
+    monkeypatch.setenv("LANCEDB_PATH", str(vector_db))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", embed_server.url)
+    monkeypatch.setenv("EMBEDDING_MODEL", MODEL)
+    return embed_server

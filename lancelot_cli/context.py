@@ -30,11 +30,15 @@ def pack(header: str, chunks: Sequence[Chunk], budget: int) -> tuple[str, int, i
     characters: if even the header does not fit, it is cut.
     """
     body = header.rstrip("\n") + "\n"
-    if len(body) > budget:
-        return body[:budget], 0, len(chunks)
-    included = 0
     # Reserve room for the worst-case "left out" line so adding it can never break the budget.
-    reserve = len(_left_out_line(max(len(chunks), 1), budget))
+    reserve = len(_left_out_line(len(chunks), budget)) if chunks else 0
+    if len(body) + reserve > budget:
+        # The header leaves no room for a chunk and the count line: cut the header, keep the count.
+        tail = _left_out_line(len(chunks), budget) if chunks else ""
+        if len(tail) > budget:
+            tail = ""
+        return body[: budget - len(tail)] + tail, 0, len(chunks)
+    included = 0
     for chunk in chunks:
         section = "\n" + _section(included + 1, chunk)
         if len(body) + len(section) + reserve <= budget:

@@ -58,7 +58,7 @@ def _from_file(config_dir: Path) -> str | None:
     except Exception as exc:  # unreadable or tampered file: treat as no key, say why at debug level
         log.debug("stored key file unreadable: %s", type(exc).__name__)
         return None
-    return None if blank(value) else value
+    return None if blank(value) else value.strip()  # type: ignore[union-attr]
 
 
 def find_openai_key(config_dir: Path, environ: Mapping[str, str] | None = None) -> FoundKey | None:

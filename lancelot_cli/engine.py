@@ -159,13 +159,6 @@ class Engine:
             why = (f"column {vector_col!r} does not hold vectors" if vector_col in tbl.columns
                    else f"the table has no vector column {vector_col!r}")
             return _Plan("text", f"{asked} search needs vectors but {why}; used text search")
-        stored_model = tbl.metadata().get("embedding_model")
-        if stored_model and stored_model != self.settings.embedding_model:
-            return _Plan("text", (
-                f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
-                f"{self.settings.embedding_model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
-                f"or re-index with `lancelot index --embed`)"
-            ))
         key = self._find_key()
         if key is None:
             if asked == "auto":
@@ -173,6 +166,13 @@ class Engine:
             return _Plan("text", (
                 f"{asked} search needs an OpenAI API key and none is set; used text search "
                 f"(set OPENAI_API_KEY or run `lancelot init`)"
+            ))
+        stored_model = tbl.metadata().get("embedding_model")
+        if stored_model and stored_model != self.settings.embedding_model:
+            return _Plan("text", (
+                f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
+                f"{self.settings.embedding_model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
+                f"or re-index with `lancelot index --embed`)"
             ))
         has_fts = text_col in tbl.fts_columns()
         if asked == "hybrid" and not has_fts:
@@ -221,13 +221,12 @@ class Engine:
         for word in words:
             found = pc.cast(pc.match_substring(texts, word, ignore_case=True), "int32")
             counts = found if counts is None else pc.add(counts, found)
-        order = sorted(
-            (i for i, count in enumerate(counts.to_pylist()) if count),  # type: ignore[union-attr]
-            key=lambda i: -counts[i].as_py(),  # type: ignore[index]
-        )[:limit]
-        rows = data.take(order).to_pylist() if order else []
-        return [self._hit(r, text_col, words, matched_share(str(r.get(text_col) or ""), words)) for r in rows], \
-            "substring", note
+        candidates = [i for i, count in enumerate(counts.to_pylist()) if count]  # type: ignore[union-attr]
+        rows = data.take(candidates).to_pylist() if candidates else []
+        # Score in Python (the original's share of words); Arrow only narrowed the candidates.
+        scored = [(matched_share(str(r.get(text_col) or ""), words), i, r) for i, r in enumerate(rows)]
+        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:limit]
+        return [self._hit(r, text_col, words, share) for share, _, r in scored], "substring", note
 
     def _hit(self, row: dict[str, Any], text_col: str, words: list[str], score: float) -> dict[str, Any]:
         text = str(row.get(text_col) or "")
@@ -318,7 +317,10 @@ class Engine:
         try:
             db = self.database()
             for name in db.table_names():
-                tables.append(self._table_status(db.table(name), verbose))
+                try:
+                    tables.append(self._table_status(db.table(name), verbose))
+                except Exception as exc:  # one unreadable table must not hide the others
+                    tables.append({"name": name, "error": " ".join(str(exc).split())})
             connection["ok"] = True
         except LancelotError as exc:
             connection["error"] = str(exc)

@@ -9,9 +9,9 @@ _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’"
 
 
 def query_words(query: str) -> list[str]:
-    """Lower-cased words of the query, surrounding punctuation stripped, duplicates dropped."""
+    """Case-folded words of the query, surrounding punctuation stripped, duplicates dropped."""
     seen: dict[str, None] = {}
-    for raw in query.lower().split():
+    for raw in query.casefold().split():
         word = raw.strip(_EDGE_PUNCT)
         if word and any(ch.isalnum() for ch in word):
             seen.setdefault(word, None)
@@ -22,7 +22,7 @@ def matched_share(text: str, words: list[str]) -> float:
     """Share of ``words`` found in ``text`` (case-insensitive substring): the original's text score."""
     if not words:
         return 0.0
-    lowered = text.lower()
+    lowered = text.casefold()
     return sum(1 for word in words if word in lowered) / len(words)
 
 
@@ -34,9 +34,8 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
     flat = " ".join(text.split())
     if len(flat) <= size:
         return flat
-    lowered = flat.lower()
     positions = sorted(
-        (match.start(), word) for word in words for match in re.finditer(re.escape(word), lowered)
+        (match.start(), word) for word in words for match in re.finditer(re.escape(word), flat, re.I)
     )
     start = 0
     if positions:

@@ -9,11 +9,11 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def split_long(paragraph: str, size: int) -> list[str]:
-    """Cut a paragraph longer than ``size`` at the last space before each limit (hard cut if none)."""
+    """Cut a paragraph longer than ``size`` at the last space or line break before each limit (hard cut if none)."""
     pieces = []
     rest = paragraph.strip()
     while len(rest) > size:
-        cut = rest.rfind(" ", 0, size + 1)
+        cut = max(rest.rfind(" ", 0, size + 1), rest.rfind("\n", 0, size + 1), rest.rfind("\t", 0, size + 1))
         if cut <= 0:
             cut = size
         pieces.append(rest[:cut].rstrip())

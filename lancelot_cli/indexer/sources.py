@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,13 @@ TEXT = {".txt", ".text"}
 HTML = {".html", ".htm", ".xhtml"}
 EXTENSIONS = MARKDOWN | TEXT | HTML
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+# CommonMark: closing #s count only after white space ("# Learning C#" keeps its "#").
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.M)
 _SETEXT = re.compile(r"^(\S.*)\n(=+|-+)\s*$", re.M)
 # Permalink marks that documentation generators append to headings (Sphinx "¶", MkDocs "#", "🔗").
 _PERMALINK = re.compile(r"[\s¶§#🔗\u200b]+$")
+# In Markdown a trailing "#" is part of the title unless white space precedes it.
+_PERMALINK_MD = re.compile(r"(?:[\s¶§🔗\u200b]|(?<=\s)#)+$")
 
 
 @dataclass(frozen=True)
@@ -48,19 +52,20 @@ def walk(root: Path) -> list[str]:
     return sorted(found)
 
 
-def clean_title(title: str) -> str:
+def clean_title(title: str, markdown: bool = False) -> str:
     title = " ".join(title.split())
-    return _PERMALINK.sub("", title).strip()
+    return (_PERMALINK_MD if markdown else _PERMALINK).sub("", title).strip()
 
 
 def markdown_title(text: str) -> str | None:
     """The first Markdown heading (ATX `#` or setext underline), outside front matter."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
     candidates = [m for m in (_HEADING.search(body), _SETEXT.search(body)) if m]
     if not candidates:
         return None
     first = min(candidates, key=lambda m: m.start())
-    return clean_title(first.group(1)) or None
+    return clean_title(first.group(1), markdown=True) or None
 
 
 def _decode(raw: bytes, rel: str) -> str:
@@ -103,6 +108,8 @@ def read_document(root: Path, rel: str) -> Document:
     """Read one file into a ``Document``. Raises ``SourceError`` with a reason."""
     path = root / rel
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or device would block the run
+            raise SourceError("not a regular file")
         raw = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None

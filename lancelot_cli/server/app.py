@@ -4,8 +4,7 @@ The engine (and with it lancedb) is created on the first tool call, so ``initial
 answered without waiting for ``import lancedb`` (~1.5 s).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic reads the tool signatures at runtime.
 import os
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
@@ -24,6 +23,9 @@ from lancelot_cli.settings import Settings
 from lancelot_cli.storage.schema import is_local, local_path
 
 T = TypeVar("T")
+
+Table = Annotated[str, Field(description="Table to use.")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -124,9 +126,6 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         instructions=instructions(settings),
         log_level="WARNING" if settings.log_level_number > 10 else "DEBUG",
     )
-    Table = Annotated[str, Field(description="Table to use.")]
-    Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
-
     @server.tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     def lancedb_search(
         query: Annotated[str, Field(description="What to look for: words, a phrase in double quotes, or an identifier.")],

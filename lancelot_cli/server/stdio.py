@@ -1,13 +1,16 @@
 """`lancelot serve` over stdio: stdout carries MCP messages and nothing else.
 
-While serving, ``sys.stdout`` is pointed at stderr, so a stray ``print`` in any library lands on
-stderr instead of corrupting the protocol stream (the SDK itself writes through private copies
-of the file descriptors). Logs go to stderr. The server exits 0 when the client closes stdin.
+While serving, the SDK writes the protocol through a private copy of fd 1 and points fd 1 itself
+at stderr, so a flushed ``print`` from any library lands on stderr. What such a print leaves in
+``sys.stdout``'s buffer would be flushed at exit, after the SDK has put fd 1 back; so once the
+session ends, fd 1 is pointed at stderr for good. Logs go to stderr. The server exits 0 when the
+client closes stdin.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 
@@ -35,10 +38,17 @@ def run_stdio(settings: Settings) -> None:
 
     server = build_server(settings)
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr
     threading.Thread(target=_warm_up, name="lancelot-warm-up", daemon=True).start()
     try:
         server.run()
     finally:
-        sys.stdout = real_stdout
+        _divert_stdout_for_good()
+
+
+def _divert_stdout_for_good() -> None:
+    """Send whatever is still buffered for stdout (flushed at exit) to stderr, never to the client."""
+    try:
+        sys.stderr.flush()
+        os.dup2(sys.stderr.fileno(), 1)
+    except (OSError, ValueError):  # no real descriptors (embedded use): nothing to protect
+        pass

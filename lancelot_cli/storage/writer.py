@@ -1,7 +1,9 @@
 """The only code that writes a LanceDB table. Used by `lancelot index`, never by the server.
 
 How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified there):
-1. A new table is created empty and gets its full-text index before any row exists.
+1. A new table is created empty and gets its full-text index before any row exists. In a local
+   folder this happens in a hidden staging folder, and the finished table is moved into place
+   with one rename, so a reader never sees the table without its index.
 2. Every write is one ``merge_insert`` commit: rows whose hash changed are updated, new ones
    inserted, rows no longer in the folder deleted. A reader sees the old table or the new one.
 3. ``optimize()`` then folds the new rows into the full-text index. It keeps versions younger
@@ -11,12 +13,15 @@ A run that finds nothing changed commits nothing.
 
 from __future__ import annotations
 
+import os
+import shutil
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage.schema import CHUNK, FTS_INDEX_NAME, HASH, ID, PATH, TEXT, TITLE
+from lancelot_cli.storage.schema import CHUNK, FTS_INDEX_NAME, HASH, ID, PATH, TEXT, TITLE, is_local, local_path
 
 
 def table_schema():  # type: ignore[no-untyped-def]
@@ -65,7 +70,7 @@ def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> Writ
                     f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                 )
         else:
-            tbl = db.create_table(table, schema=schema)
+            tbl = _create_indexed(db, db_uri, table)
         if TEXT not in _fts_columns(tbl):
             tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
         existing = _existing_hashes(tbl)
@@ -91,6 +96,25 @@ def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> Writ
         raise
     except (OSError, ValueError, RuntimeError) as exc:
         raise IndexingError(f"could not write table {table!r} in {db_uri}: {exc}") from exc
+
+
+def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
+    """An empty table that has its full-text index from the moment a reader can see it."""
+    import lancedb
+
+    if not is_local(db_uri):  # object stores have no atomic rename: create, then index at once
+        tbl = db.create_table(table, schema=table_schema())
+        tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+        return tbl
+    root = local_path(db_uri)
+    staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
+    try:
+        staged = lancedb.connect(staging).create_table(table, schema=table_schema())
+        staged.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+        os.rename(os.path.join(staging, f"{table}.lance"), os.path.join(root, f"{table}.lance"))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return db.open_table(table)
 
 
 def _fts_columns(tbl: Any) -> set[str]:

@@ -6,7 +6,9 @@ answered without waiting for ``import lancedb`` (~1.5 s).
 
 # No `from __future__ import annotations`: pydantic reads the tool signatures at runtime.
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -26,6 +28,8 @@ T = TypeVar("T")
 
 Table = Annotated[str, Field(description="Table to use.")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
+
+WARM_UP_DELAY = 0.25  # seconds after the transport starts
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -105,6 +109,25 @@ def _run(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from None
 
 
+def _warm_up() -> None:
+    """Import lancedb in the background so the first tool call does not pay for it (~1.5 s)."""
+    try:
+        import lancedb  # noqa: F401
+    except Exception:  # the first tool call reports any real problem
+        pass
+
+
+@asynccontextmanager
+async def _lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+    # Started here, not at import: the transport owns stdout by now, so anything the import prints
+    # goes to stderr. The short delay lets `initialize` be answered first: importing lancedb holds
+    # the GIL most of the time and would slow that answer down by a few hundred milliseconds.
+    timer = threading.Timer(WARM_UP_DELAY, _warm_up)
+    timer.daemon = True
+    timer.start()
+    yield {}
+
+
 def build_server(settings: Settings, engine: Engine | None = None, *, protocol_version: str | None = None) -> MCPServer:
     """The MCP server with the four tools over ``engine`` (built on first use when None)."""
     from mcp_types.version import LATEST_PROTOCOL_VERSION
@@ -125,6 +148,7 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         version=__version__,
         instructions=instructions(settings),
         log_level="WARNING" if settings.log_level_number > 10 else "DEBUG",
+        lifespan=_lifespan,
     )
     @server.tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
     def lancedb_search(

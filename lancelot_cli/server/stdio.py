@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 
 from lancelot_cli.settings import Settings
 
@@ -25,20 +24,11 @@ def configure_logging(settings: Settings) -> None:
     root.setLevel(settings.log_level_number)
 
 
-def _warm_up() -> None:
-    """Import lancedb in the background so the first tool call does not pay for it."""
-    try:
-        import lancedb  # noqa: F401
-    except Exception:  # the first tool call will report any real problem
-        pass
-
-
 def run_stdio(settings: Settings) -> None:
     from lancelot_cli.server.app import build_server
 
     server = build_server(settings)
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
-    threading.Thread(target=_warm_up, name="lancelot-warm-up", daemon=True).start()
     try:
         server.run()
     finally:

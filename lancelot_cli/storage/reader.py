@@ -62,7 +62,7 @@ class ReadOnlyTable:
         found: set[str] = set()
         for index in self._table.list_indices():
             if str(index.index_type).upper() in {"FTS", "INVERTED"}:
-                found.update(index.columns)
+                found |= set(index.columns)
         return found
 
     def fts_coverage(self) -> dict[str, int]:

@@ -4,3 +4,10 @@ Importing the package does no work; every heavy library is imported where it is 
 """
 
 __version__ = "0.1.0"
+
+
+def handler(event: dict, context: object) -> dict:  # pragma: no cover - thin alias
+    """AWS Lambda entry point: ``lancelot_cli.handler`` (see ``lancelot_cli.server.aws_lambda``)."""
+    from lancelot_cli.server.aws_lambda import handler as lambda_handler
+
+    return lambda_handler(event, context)

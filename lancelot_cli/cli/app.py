@@ -20,6 +20,13 @@ from lancelot_cli.errors import LancelotError
 class LancelotGroup(TyperGroup):
     """One error boundary for every command: a known error is one line on stderr and an exit code."""
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "serve" in args:
+            from lancelot_cli.cli.serve import with_http_default
+
+            args = with_http_default(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)

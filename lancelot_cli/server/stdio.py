@@ -22,6 +22,9 @@ def configure_logging(settings: Settings) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level_number)
+    if settings.log_level_number > logging.DEBUG:
+        # The SDK logs every request and every tool error at INFO; keep that for debug runs.
+        logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 def run_stdio(settings: Settings) -> None:

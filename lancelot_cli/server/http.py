@@ -1,0 +1,188 @@
+"""`lancelot serve --http`: the same tools over stateless Streamable HTTP, with SPEC §7's rules.
+
+The SDK's app does the MCP part (stateless, one JSON object per POST). In front of it, ``Guard``
+applies Lancelot's rules itself, for every bind address (the SDK switches its Host/Origin checks
+off for non-loopback binds, and answers GET with a never-ending event stream):
+
+1. Host not allowed -> 403. Default list on a loopback bind: ``127.0.0.1:<port>``,
+   ``localhost:<port>``, ``[::1]:<port>``; with another ``--host`` and no list, no Host check.
+2. An ``Origin`` header not in ``LANCELOT_ALLOWED_ORIGINS`` -> 403 (with the list unset, any Origin).
+3. Path other than ``/mcp`` -> 404. ``/mcp/`` is served as ``/mcp`` (no redirect: some clients
+   would turn a redirected POST into a GET).
+4. Method other than POST -> 405 with ``Allow: POST``.
+5. Body over 64 KB -> 413, decided from Content-Length or while reading, before the whole body.
+6. Body that is not JSON -> 400.
+7. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
+Error replies are JSON-RPC error objects. Nothing is written to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+from lancelot_cli.settings import Settings
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MAX_BODY = 64 * 1024
+ENDPOINT = "/mcp"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+log = logging.getLogger(__name__)
+
+
+def default_allowed_hosts(host: str, port: int) -> set[str] | None:
+    """Host values allowed when LANCELOT_ALLOWED_HOSTS is unset: loopback names, or None (no check)."""
+    if host in LOOPBACK:
+        return {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    return None
+
+
+async def _reply(send: Send, status: int, message: str, code: int = -32600,
+                 headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """ASGI middleware that enforces the HTTP rules, then hands the request to the MCP app.
+
+    Args:
+        build_inner: makes a fresh SDK app; called at each lifespan startup (the SDK's session
+            manager runs once per app, and AWS Lambda adapters run a lifespan per invocation).
+        allowed_hosts: lower-cased Host values, or None for no Host check.
+        allowed_origins: lower-cased Origin values allowed.
+        route: says whether a request is for the MCP endpoint (default: path ``/mcp`` or ``/mcp/``).
+    """
+
+    def __init__(self, build_inner: Callable[[], ASGIApp], *, allowed_hosts: set[str] | None,
+                 allowed_origins: set[str], supported_versions: set[str],
+                 route: Callable[[Scope], bool] | None = None) -> None:
+        self._build_inner = build_inner
+        self._route = route or _is_endpoint
+        self._inner: ASGIApp | None = None
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+        self.supported_versions = supported_versions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            self._inner = self._build_inner()
+            await self._inner(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", []):
+            headers.setdefault(raw_name.decode("latin-1").lower(), raw_value.decode("latin-1"))
+        if self.allowed_hosts is not None and headers.get("host", "").lower() not in self.allowed_hosts:
+            return await _reply(send, 403, "Host not allowed (set LANCELOT_ALLOWED_HOSTS)")
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() not in self.allowed_origins:
+            return await _reply(send, 403, "Origin not allowed (set LANCELOT_ALLOWED_ORIGINS)")
+        if not self._route(scope):
+            return await _reply(send, 404, "Not found: this is not the MCP endpoint")
+        if scope["method"] != "POST":
+            return await _reply(send, 405, "Method not allowed: this stateless server takes POST only",
+                                headers=[(b"allow", b"POST")])
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY:
+                return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
+            if not message.get("more_body", False):
+                break
+        try:
+            json.loads(body)
+        except ValueError:
+            return await _reply(send, 400, "Parse error: the body is not JSON", code=-32700)
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in self.supported_versions:
+            return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: "
+                                           f"{', '.join(sorted(self.supported_versions))}")
+        if self._inner is None:
+            return await _reply(send, 503, "Server is starting", code=-32603)
+        await self._inner({**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode()}, _replay(bytes(body), receive),
+                          send)
+
+
+def _is_endpoint(scope: Scope) -> bool:
+    return scope["path"] in (ENDPOINT, ENDPOINT + "/")
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 3000,
+                    engine: Any = None, route: Callable[[Scope], bool] | None = None) -> Guard:
+    """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app."""
+    from mcp.server.transport_security import TransportSecuritySettings
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    from lancelot_cli.server.app import build_server
+
+    server = build_server(settings, engine)
+
+    def build_inner() -> ASGIApp:
+        # Lancelot checks Host and Origin itself (above), for every bind address.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        return server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security,
+                                          host=host, max_request_body_size=MAX_BODY)
+
+    if settings.allowed_hosts:
+        allowed_hosts: set[str] | None = {h.lower() for h in settings.allowed_hosts}
+    else:
+        allowed_hosts = default_allowed_hosts(host, port)
+    return Guard(build_inner, allowed_hosts=allowed_hosts,
+                 allowed_origins={o.lower() for o in settings.allowed_origins},
+                 supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS}, route=route)
+
+
+def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> None:
+    """Serve until SIGINT/SIGTERM. Logs (uvicorn's too) go to stderr; nothing to stdout."""
+    import uvicorn
+
+    from lancelot_cli.server.stdio import configure_logging
+
+    app = create_asgi_app(settings, host=host, port=port)
+    configure_logging(settings)
+    if app.allowed_hosts is None:
+        sys.stderr.write(
+            f"lancelot: warning: listening on {host} with no LANCELOT_ALLOWED_HOSTS: the Host header is not "
+            f"checked. HTTP mode has no authentication; put it behind something that has.\n"
+        )
+    sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT} (Ctrl-C to stop)\n")
+    level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
+                            log_level=level, server_header=False)
+    uvicorn.Server(config).run()
+
+
+def _display(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

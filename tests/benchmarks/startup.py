@@ -1,0 +1,220 @@
+"""Startup benchmark: how long `lancelot serve` takes to answer an MCP initialize over stdio, next to a
+bare hello-world MCPServer; the first `lancedb_search` call after connecting; and `lancelot --help`
+next to `python -c "import typer"`.
+
+Run from the repository root:  python tests/benchmarks/startup.py [--runs 7] [--warmup 1]
+
+Each measurement runs --runs times (after --warmup discarded runs, so the first run's cold file
+cache and bytecode compilation do not count); the table shows median and min. Results are written
+to tests/benchmarks/results/startup.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
+    sys.path.insert(0, str(REPO))
+
+SAMPLE_DOCS = REPO / "examples" / "sample-docs"
+RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
+
+HELLO = '''\
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("hello")
+
+
+@mcp.tool()
+def hello() -> str:
+    return "hi"
+
+
+mcp.run()
+'''
+
+# Reference for `lancelot --help`: a one-command Typer app whose help is drawn by rich, as lancelot's is.
+TYPER_HELLO = '''\
+import typer
+
+app = typer.Typer(rich_markup_mode="rich")
+
+
+@app.command()
+def hello(name: str = "world") -> None:
+    """Say hello."""
+    print(f"hello {name}")
+
+
+app()
+'''
+
+
+def lancelot_command() -> list[str]:
+    """The console script next to this Python when installed, else `python -m lancelot_cli`."""
+    script = Path(sys.executable).with_name("lancelot")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
+
+
+def stats(runs: list[float]) -> dict[str, Any]:
+    return {"runs_s": [round(r, 6) for r in runs], "median_s": statistics.median(runs), "min_s": min(runs)}
+
+
+async def connect_once(command: str, args: list[str], env: dict[str, str], call: str | None) -> tuple[float, float | None]:
+    """Seconds from before `async with Client(...)` to inside the block; then, if `call` names a tool,
+    the seconds of that first tools/call."""
+    import mcp
+
+    params = mcp.StdioServerParameters(command=command, args=args, env=env)
+    start = time.perf_counter()
+    async with mcp.Client(params, mode="legacy") as client:
+        connected = time.perf_counter() - start
+        called = None
+        if call is not None:
+            t0 = time.perf_counter()
+            result = await client.call_tool(call, {"query": "refund", "limit": 5})
+            called = time.perf_counter() - t0
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            if result.is_error or "policies/refunds.md" not in text:
+                raise SystemExit(f"unexpected {call} result: {text[:500]}")
+    return connected, called
+
+
+def wall(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv} exited with {proc.returncode}: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return elapsed
+
+
+def repeat(fn: Callable[[], Any], runs: int, warmup: int) -> list[Any]:
+    for _ in range(warmup):
+        fn()
+    return [fn() for _ in range(runs)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="measured runs per item (default 7)")
+    parser.add_argument("--warmup", type=int, default=1, help="discarded runs before measuring (default 1)")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results file (default {RESULTS})")
+    opts = parser.parse_args()
+
+    import anyio
+
+    from lancelot_cli import __version__
+    from lancelot_cli.indexer import index_folder
+
+    with tempfile.TemporaryDirectory(prefix="lancelot-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        db = tmp / "db"
+        index_folder(SAMPLE_DOCS, str(db))
+        hello = tmp / "hello_server.py"
+        hello.write_text(HELLO)
+        typer_hello = tmp / "typer_hello.py"
+        typer_hello.write_text(TYPER_HELLO)
+        config = tmp / "config"
+        config.mkdir()
+
+        # The same variables for every child; the stdio client adds HOME, PATH, SHELL, TERM, USER, LOGNAME.
+        base = {"LANCELOT_CONFIG_DIR": str(config), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+                "PYTHONPATH": str(REPO)}
+        serve_env = {**base, "LANCEDB_PATH": str(db)}
+        cli_env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_"))}
+        cli_env.update(base, COLUMNS="100")
+        lancelot = lancelot_command()
+
+        lancelot_connect: list[float] = []
+        first_search: list[float] = []
+        hello_connect: list[float] = []
+        for i in range(opts.warmup + opts.runs):
+            # Alternate the two servers so drift in machine load hits both alike.
+            conn, call = anyio.run(connect_once, lancelot[0], [*lancelot[1:], "serve"], serve_env, "lancedb_search")
+            hconn, _ = anyio.run(connect_once, sys.executable, [str(hello)], base, None)
+            if i >= opts.warmup:
+                lancelot_connect.append(conn)
+                assert call is not None
+                first_search.append(call)
+                hello_connect.append(hconn)
+
+        help_runs = repeat(lambda: wall([*lancelot, "--help"], cli_env), opts.runs, opts.warmup)
+        typer_runs = repeat(lambda: wall([sys.executable, "-c", "import typer"], cli_env), opts.runs, opts.warmup)
+        typer_help_runs = repeat(lambda: wall([sys.executable, str(typer_hello), "--help"], cli_env), opts.runs,
+                                 opts.warmup)
+        python_runs = repeat(lambda: wall([sys.executable, "-c", "pass"], cli_env), opts.runs, opts.warmup)
+
+    results = {
+        "lancelot_serve_initialize": stats(lancelot_connect),
+        "hello_server_initialize": stats(hello_connect),
+        "lancelot_first_search_call": stats(first_search),
+        "lancelot_help": stats(help_runs),
+        "python_import_typer": stats(typer_runs),
+        "typer_app_help": stats(typer_help_runs),
+        "python_pass": stats(python_runs),
+    }
+
+    def ratio(a: str, b: str) -> dict[str, float]:
+        return {"median": results[a]["median_s"] / results[b]["median_s"], "min": results[a]["min_s"] / results[b]["min_s"]}
+
+    ratios = {
+        "lancelot_serve_over_hello_server": ratio("lancelot_serve_initialize", "hello_server_initialize"),
+        "lancelot_help_over_import_typer": ratio("lancelot_help", "python_import_typer"),
+    }
+    import importlib.metadata as md
+
+    meta = {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__,
+        "mcp": md.version("mcp"),
+        "lancedb": md.version("lancedb"),
+        "typer": md.version("typer"),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "runs": opts.runs,
+        "warmup": opts.warmup,
+        "lancelot_command": lancelot,
+    }
+    opts.output.parent.mkdir(parents=True, exist_ok=True)
+    opts.output.write_text(json.dumps({"meta": meta, "results": results, "ratios": ratios}, indent=2) + "\n")
+
+    labels = {
+        "lancelot_serve_initialize": "`lancelot serve`: stdio spawn → initialize result",
+        "hello_server_initialize": "hello-world MCPServer: stdio spawn → initialize result",
+        "lancelot_first_search_call": "`lancelot serve`: first `lancedb_search` call after connect",
+        "lancelot_help": "`lancelot --help` (wall)",
+        "python_import_typer": "`python -c \"import typer\"` (wall)",
+        "typer_app_help": "one-command Typer app `--help` (wall, reference)",
+        "python_pass": "`python -c pass` (wall, reference)",
+    }
+    print(f"Startup benchmark — lancelot {__version__}, mcp {meta['mcp']}, Python {meta['python']}, "
+          f"{meta['cpus']} CPUs, {opts.runs} runs (+{opts.warmup} warm-up) each\n")
+    print("| measurement | median (ms) | min (ms) |")
+    print("|---|---:|---:|")
+    for key, label in labels.items():
+        print(f"| {label} | {results[key]['median_s'] * 1000:.0f} | {results[key]['min_s'] * 1000:.0f} |")
+    for key, label in (("lancelot_serve_over_hello_server", "ratio lancelot serve / hello server"),
+                       ("lancelot_help_over_import_typer", "ratio `lancelot --help` / `import typer`")):
+        print(f"| {label} | {ratios[key]['median']:.2f}× | {ratios[key]['min']:.2f}× |")
+    print(f"\nResults written to {opts.output}")
+
+
+if __name__ == "__main__":
+    main()

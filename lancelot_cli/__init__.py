@@ -3,7 +3,9 @@
 Importing the package does no work; every heavy library is imported where it is used.
 """
 
-__version__ = "0.1.0"
+from lancelot_cli._version import __version__
+
+__all__ = ["__version__", "handler"]
 
 
 def handler(event: dict, context: object) -> dict:  # pragma: no cover - thin alias

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lancelot_cli import __version__
+from lancelot_cli._version import __version__
 from lancelot_cli.context import Chunk, pack
 from lancelot_cli.credentials import FoundKey, find_openai_key
 from lancelot_cli.errors import (

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from lancelot_cli import __version__
+from lancelot_cli._version import __version__
 from lancelot_cli.errors import LancelotError
 
 
@@ -21,11 +21,15 @@ class LancelotGroup(TyperGroup):
     """One error boundary for every command: a known error is one line on stderr and an exit code."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if "serve" in args:
-            from lancelot_cli.cli.serve import with_http_default
+        try:
+            if "serve" in args:
+                from lancelot_cli.cli.serve import with_http_default
 
-            args = with_http_default(args)
-        return super().parse_args(ctx, args)
+                args = with_http_default(args)
+            return super().parse_args(ctx, args)
+        except typer.TyperException as exc:  # root-level usage errors: `lancelot --bogus`
+            _usage_fail(exc)
+            raise  # unreachable: _usage_fail raises typer.Exit
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -34,8 +38,10 @@ class LancelotGroup(TyperGroup):
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted; nothing was changed by the unfinished step", 130)
-        except (typer.TyperException, typer.Exit, typer.Abort, SystemExit):
-            raise  # usage errors keep Typer's own message and exit code 2
+        except typer.TyperException as exc:  # the vendored click's UsageError/BadParameter (exit 2)
+            _usage_fail(exc)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
         except Exception as exc:
             if os.environ.get("LANCELOT_LOG_LEVEL", "").strip().lower() in {"debug", "silly"}:
                 raise
@@ -47,6 +53,15 @@ def _fail(message: str, code: int) -> None:
     sys.stderr.write(f"lancelot: error: {first_line}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
+
+
+def _usage_fail(exc: typer.TyperException) -> None:
+    """A usage error as one line naming the help to read; bare `lancelot` still shows its help."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    sub = getattr(exc, "ctx", None)
+    where = sub.command_path if sub is not None else "lancelot"
+    _fail(f"{exc.format_message().rstrip('.')}; see `{where} --help`", exc.exit_code)
 
 
 app = typer.Typer(

@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from lancelot_cli import __version__
+from lancelot_cli._version import __version__
 from lancelot_cli.engine import MAX_LIMIT, MIN_BUDGET, Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.formats import to_json

@@ -1,0 +1,471 @@
+"""The `lancelot` command line (SPEC §2): JSON parity with the MCP tools, human output, `--db`,
+one-line errors with exit codes, lazy imports, and an end-to-end run of the real console script.
+
+In-process runs use Typer's CliRunner (stdout and stderr captured apart, not a TTY); the MCP side
+of the parity checks runs the real server through the SDK's in-memory client. Subprocess checks
+run the installed console script. Expected values come from the sample files, from the table read
+with plain lancedb, or from the MCP tool; never from the CLI's own helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+import lancelot_cli
+from lancelot_cli.cli.app import app
+from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+
+COMMANDS = ("serve", "index", "status", "search", "query", "version")
+HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
+SUBPROCESS_TIMEOUT = 60
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def cli(*args: str | Path) -> Any:
+    """Run `lancelot ARGS` in-process; stdout and stderr are captured apart."""
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="lancelot")
+
+
+def mcp_tool(tool: str, arguments: dict[str, Any]) -> str:
+    """The text the MCP tool returns, through the in-memory client, with settings from the environment."""
+    from mcp import Client
+
+    from lancelot_cli.server.app import build_server
+    from lancelot_cli.settings import load
+
+    async def call() -> str:
+        async with Client(build_server(load())) as client:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            assert len(result.content) == 1
+            return result.content[0].text
+
+    return anyio.run(call)
+
+
+def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, encoding="utf-8", env=subprocess_env(**env),
+                          timeout=SUBPROCESS_TIMEOUT, check=False)
+
+
+def error_line(result: Any) -> str:
+    """The CLI's error: exactly one line on stderr, `lancelot: error: ...`, and no traceback anywhere."""
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{result.stderr}"
+    assert lines[0].startswith("lancelot: error: "), lines[0]
+    return lines[0]
+
+
+def table_columns(db: Path, table: str = "documents") -> list[str]:
+    import lancedb
+
+    return lancedb.connect(str(db)).open_table(table).schema.names
+
+
+def table_rows(db: Path, table: str = "documents") -> int:
+    import lancedb
+
+    return lancedb.connect(str(db)).open_table(table).count_rows()
+
+
+# -- 1. --json is byte-identical to the MCP tool's text ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "arguments"),
+    [
+        ([], {}),
+        (["--limit", "3", "--type", "text"], {"limit": 3, "searchType": "text"}),
+        (["--type", "vector"], {"searchType": "vector"}),  # no vectors: falls back with a note
+        (["-n", "2", "--table", "documents", "--text-column", "text"],
+         {"limit": 2, "table": "documents", "textColumn": "text"}),
+    ],
+    ids=["defaults", "limit-and-text", "vector-fallback-note", "short-limit-table-column"],
+)
+def test_search_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path,
+                                          flags: list[str], arguments: dict[str, Any]) -> None:
+    result = cli("search", "refund policy", *flags, "--db", sample_db, "--json")
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    text = mcp_tool("lancedb_search", {"query": "refund policy", **arguments})
+    assert result.stdout_bytes == (text + "\n").encode("utf-8")
+    assert result.stderr == ""
+    reply = json.loads(result.stdout)
+    assert reply["count"] == len(reply["hits"]) > 0
+    if "limit" in arguments:
+        assert reply["count"] <= arguments["limit"]
+    if arguments.get("searchType") == "vector":
+        assert reply["searchType"] == "text" and "vector" in reply["note"]
+
+
+def test_search_json_keeps_non_ascii_as_is(monkeypatch: pytest.MonkeyPatch, sample_db: Path) -> None:
+    query = "déjà vu — remboursement"
+    result = cli("search", query, "--db", sample_db, "--json")
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    assert result.stdout_bytes == (mcp_tool("lancedb_search", {"query": query}) + "\n").encode("utf-8")
+    assert query.encode("utf-8") in result.stdout_bytes  # UTF-8 kept, not \u escapes
+    assert json.loads(result.stdout)["query"] == query
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["plain", "verbose"])
+def test_status_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path, verbose: bool) -> None:
+    result = cli("status", "--db", sample_db, "--json", *(["--verbose"] if verbose else []))
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    text = mcp_tool("lancedb_status", {"verbose": verbose})
+    assert result.stdout_bytes == (text + "\n").encode("utf-8")
+    reply = json.loads(result.stdout)
+    assert reply["connection"] == {"path": str(sample_db), "ok": True}
+    assert [t["name"] for t in reply["tables"]] == ["documents"]
+    assert reply["tables"][0]["rows"] == table_rows(sample_db)
+    assert ("columns" in reply["tables"][0]) is verbose
+
+
+def test_status_json_on_a_missing_db_is_the_mcp_tool_text_and_exits_1(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = cli("status", "--db", missing, "--json")
+    assert result.exit_code == 1
+    monkeypatch.setenv("LANCEDB_PATH", str(missing))
+    assert result.stdout_bytes == (mcp_tool("lancedb_status", {}) + "\n").encode("utf-8")
+    assert json.loads(result.stdout)["connection"]["ok"] is False
+    assert not missing.exists()
+
+
+def test_version_json_is_the_mcp_tool_text() -> None:
+    result = cli("version", "--json")
+    assert result.exit_code == 0, result.stderr
+    text = mcp_tool("lancedb_version", {})
+    assert result.stdout_bytes == (text + "\n").encode("utf-8")
+    reply = json.loads(result.stdout)
+    assert reply["name"] == "lancelot"
+    assert reply["version"] == lancelot_cli.__version__
+    assert reply["features"]["readOnly"] is True
+
+
+@pytest.mark.parametrize(
+    ("flags", "arguments"),
+    [
+        ([], {}),
+        (["--budget", "1000", "--limit", "3"], {"contextBudget": 1000, "limit": 3}),
+        (["--warm-start"], {"warmStart": True}),
+    ],
+    ids=["defaults", "budget-and-limit", "warm-start"],
+)
+def test_query_json_context_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path,
+                                                 flags: list[str], arguments: dict[str, Any]) -> None:
+    question = "how do refunds work?"
+    result = cli("query", question, *flags, "--db", sample_db, "--json")
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(result.stdout)
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    assert reply["context"] == mcp_tool("lancedb_query", {"question": question, **arguments})
+    assert reply["question"] == question
+    assert reply["budget"] == arguments.get("contextBudget", 8000)
+    assert len(reply["context"]) <= reply["budget"]
+    assert reply["mode"] == ("overview" if arguments.get("warmStart") else "question")
+
+
+# -- 2. human output -------------------------------------------------------------------------------
+
+
+def test_search_prints_titles_and_sources_and_a_count_line_on_stderr(sample_db: Path) -> None:
+    result = cli("search", "refund policy", "--db", sample_db)
+    assert result.exit_code == 0, result.stderr
+    hits = json.loads(cli("search", "refund policy", "--db", sample_db, "--json").stdout)["hits"]
+    assert hits
+    for hit in hits:
+        assert hit["title"] in result.stdout
+        assert hit["source"] in result.stdout
+    # The refunds page is a hit; its title comes from its own first heading.
+    first_line = (SAMPLE_DOCS / "policies" / "refunds.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first_line.lstrip("# ").strip() in result.stdout
+    assert "policies/refunds.md" in result.stdout
+    count_line = f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in table 'documents'"
+    assert count_line in result.stderr
+    assert count_line not in result.stdout  # stdout is only the results
+    assert "\x1b[" not in result.stdout  # not a terminal: no colour codes
+
+
+def test_search_with_no_match_exits_0_and_says_so_on_stderr(sample_db: Path) -> None:
+    result = cli("search", "xylophonezzq", "--db", sample_db)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert "No matches" in result.stderr and "xylophonezzq" in result.stderr
+
+
+def test_query_prints_the_markdown_block(sample_db: Path) -> None:
+    question = "how do refunds work?"
+    result = cli("query", question, "--db", sample_db, "--budget", "3000")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"# Context for: {question}"
+    assert "source: policies/refunds.md" in result.stdout
+    assert len(result.stdout) <= 3000
+    # The same block as --json's context (plain text when piped), summary on stderr only.
+    reply = json.loads(cli("query", question, "--db", sample_db, "--budget", "3000", "--json").stdout)
+    assert result.stdout == reply["context"]
+    assert f"{reply['included']} chunk(s)" in result.stderr
+
+
+def test_status_shows_the_table_and_its_row_count(sample_db: Path) -> None:
+    result = cli("status", "--db", sample_db)
+    assert result.exit_code == 0, result.stderr
+    rows = table_rows(sample_db)
+    assert str(sample_db) in result.stdout
+    assert re.search(rf"\bdocuments\b.*\b{rows}\b", result.stdout), result.stdout
+
+
+def test_version_prints_one_line_with_the_version() -> None:
+    result = cli("version")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"lancelot {lancelot_cli.__version__}")
+    assert re.search(rf"(?<![\d.]){re.escape(lancelot_cli.__version__)}(?![\d.])", lines[0])
+
+
+# -- 3. --db, global and per command, over LANCEDB_PATH -----------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["search", "refund policy", "--json"], ["status", "--json"],
+                                     ["query", "how do refunds work?", "--json"]],
+                         ids=["search", "status", "query"])
+@pytest.mark.parametrize("where", ["global", "command"])
+def test_db_flag_overrides_lancedb_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sample_db: Path,
+                                        command: list[str], where: str) -> None:
+    wrong = tmp_path / "wrong-db"
+    monkeypatch.setenv("LANCEDB_PATH", str(wrong))
+    args = ["--db", str(sample_db), *command] if where == "global" else [*command, "--db", str(sample_db)]
+    result = cli(*args)
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(result.stdout)
+    if command[0] == "status":
+        assert reply["connection"] == {"path": str(sample_db), "ok": True}
+    else:
+        assert reply["table"] == "documents"
+        assert reply.get("count", reply.get("included")) > 0
+    assert not wrong.exists()
+
+
+def test_without_db_flag_lancedb_path_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              sample_db: Path) -> None:
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    assert json.loads(cli("search", "refund policy", "--json").stdout)["count"] > 0
+    wrong = tmp_path / "wrong-db"
+    monkeypatch.setenv("LANCEDB_PATH", str(wrong))
+    result = cli("search", "refund policy", "--json")
+    assert result.exit_code == 1
+    assert str(wrong) in error_line(result)
+
+
+def test_command_db_wins_over_global_db(tmp_path: Path, sample_db: Path) -> None:
+    wrong = tmp_path / "wrong-db"
+    result = cli("--db", wrong, "search", "refund policy", "--db", sample_db, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["count"] > 0
+
+
+# -- 4. errors: one line, exit code, no traceback ------------------------------------------------------
+
+ERROR_CASES = {
+    # id: (args, with {db} / {tmp} placeholders; exit code; words the line must contain)
+    "no-lancedb-path": (["search", "refund"], 1, ["LANCEDB_PATH", "lancelot init"]),
+    "missing-db-folder": (["search", "refund", "--db", "{tmp}/nope"], 1, ["{tmp}/nope", "does not exist", "lancelot index"]),
+    "missing-db-folder-global": (["--db", "{tmp}/nope", "query", "refund"], 1, ["{tmp}/nope", "does not exist"]),
+    "missing-table": (["search", "refund", "--db", "{db}", "--table", "nosuch"], 1, ["'nosuch'", "documents"]),
+    "missing-table-query": (["query", "refund", "--db", "{db}", "-t", "nosuch"], 1, ["'nosuch'", "documents"]),
+    "wrong-text-column": (["search", "refund", "--db", "{db}", "--text-column", "body"], 1, ["'body'", "{columns}"]),
+    "limit-0": (["search", "refund", "--db", "{db}", "--limit", "0"], 2, ["--limit", "--help"]),
+    "limit-201": (["search", "refund", "--db", "{db}", "--limit", "201"], 2, ["--limit", "--help"]),
+    "unknown-type": (["search", "refund", "--db", "{db}", "--type", "fuzzy"], 2,
+                     ["--type", "fuzzy", "auto", "text", "vector", "hybrid"]),
+    "budget-too-small": (["query", "refund", "--db", "{db}", "--budget", "10"], 2, ["--budget", "200"]),
+    "missing-query": (["search", "--db", "{db}"], 2, ["query", "--help"]),
+    "unknown-command": (["serach", "refund"], 2, ["serach", "--help"]),
+    "unknown-global-option": (["--dbb", "{db}", "status"], 2, ["--dbb", "--help"]),
+    "index-missing-source": (["index", "{tmp}/no-such-src", "{tmp}/newdb"], 1, ["{tmp}/no-such-src", "does not exist"]),
+}
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES), ids=list(ERROR_CASES))
+def test_error_is_one_line_with_exit_code(tmp_path: Path, sample_db: Path, case: str) -> None:
+    args, code, needles = ERROR_CASES[case]
+    columns = table_columns(sample_db)
+
+    def fill(text: str) -> str:
+        return text.replace("{db}", str(sample_db)).replace("{tmp}", str(tmp_path))
+
+    result = cli(*[fill(a) for a in args])
+    assert result.exit_code == code, (result.exit_code, result.stderr)
+    line = error_line(result)
+    assert result.stdout == ""
+    for needle in needles:
+        if needle == "{columns}":
+            for column in columns:  # the table's real columns, read with lancedb
+                assert column in line
+        else:
+            assert fill(needle) in line, (needle, line)
+    # Nothing is created by a failed command.
+    assert not (tmp_path / "nope").exists()
+    assert not (tmp_path / "newdb").exists()
+
+
+def test_status_on_a_missing_db_exits_1_and_says_why(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    result = cli("status", "--db", missing)
+    assert result.exit_code == 1
+    assert "does not exist" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not missing.exists()
+
+
+def test_status_without_any_db_exits_1_and_points_to_init() -> None:
+    result = cli("status")
+    assert result.exit_code == 1
+    assert "LANCEDB_PATH" in result.stdout + result.stderr
+    assert "lancelot init" in result.stdout + result.stderr
+
+
+@pytest.fixture
+def corrupt_db(tmp_path: Path) -> Path:
+    """A database whose `documents` table has a garbage manifest: lancedb fails in an unplanned way."""
+    db = tmp_path / "corrupt"
+    (db / "documents.lance" / "_versions").mkdir(parents=True)
+    (db / "documents.lance" / "_versions" / "1.manifest").write_bytes(b"junk\n")
+    return db
+
+
+def test_unexpected_error_is_one_line_without_debug(corrupt_db: Path) -> None:
+    result = cli("search", "refund", "--db", corrupt_db)
+    assert result.exit_code == 1
+    line = error_line(result)
+    assert "unexpected" in line and "LANCELOT_LOG_LEVEL=debug" in line
+
+
+def test_unexpected_error_shows_a_traceback_with_debug(corrupt_db: Path) -> None:
+    proc = run([*lancelot_command(), "search", "refund", "--db", str(corrupt_db)], LANCELOT_LOG_LEVEL="debug")
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr
+
+
+# -- 5. the console script, help and lazy imports ------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_console_script_help_lists_the_commands() -> None:
+    proc = run([*lancelot_command(), "--help"])
+    assert proc.returncode == 0, proc.stderr
+    for command in COMMANDS:
+        assert re.search(rf"\b{command}\b", proc.stdout), command
+
+
+@pytest.mark.slow
+def test_python_dash_m_help_works() -> None:
+    proc = run([sys.executable, "-m", "lancelot_cli", "--help"])
+    assert proc.returncode == 0, proc.stderr
+    for command in COMMANDS:
+        assert re.search(rf"\b{command}\b", proc.stdout), command
+
+
+IMPORT_PROBE = """
+import json, sys
+target, args = sys.argv[1], json.loads(sys.argv[2])
+sys.argv = ["lancelot", *args]
+from lancelot_cli.cli.app import main
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+with open(target, "w", encoding="utf-8") as fh:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["--help"], ["search", "--help"], ["index", "--help"], ["query", "--help"],
+                                  ["status", "--help"], ["serve", "--help"], ["version", "--help"]],
+                         ids=lambda a: " ".join(a))
+def test_help_imports_no_heavy_library(tmp_path: Path, args: list[str]) -> None:
+    target = tmp_path / "modules.json"
+    proc = run([sys.executable, "-c", IMPORT_PROBE, str(target), json.dumps(args)])
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage" in proc.stdout
+    probe = json.loads(target.read_text(encoding="utf-8"))
+    assert probe["code"] in (0, None)
+    loaded = [m for m in probe["modules"] if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert loaded == []
+    assert "lancelot_cli.cli.app" in probe["modules"]  # the probe did run our code
+
+
+# -- 6. end to end with the real console script ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_index_then_search_then_query(docs: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    lancelot = lancelot_command()
+    proc = run([*lancelot, "index", str(docs), str(db)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # the summary is on stderr
+    assert db.is_dir()
+    assert table_rows(db) > 0
+
+    proc = run([*lancelot, "search", "refund policy", "--db", str(db), "--json"])
+    assert proc.returncode == 0, proc.stderr
+    reply = json.loads(proc.stdout)
+    assert reply["count"] > 0
+    assert reply["hits"][0]["source"] in {"policies/refunds.md", "README.md"}
+    assert "policies/refunds.md" in [hit["source"] for hit in reply["hits"]]
+
+    question = "how do refunds work?"
+    proc = run([*lancelot, "query", question, "--db", str(db), "--budget", "1000"])
+    assert proc.returncode == 0, proc.stderr
+    assert 0 < len(proc.stdout) <= 1000
+    assert proc.stdout.startswith(f"# Context for: {question}")
+
+
+# -- 7. vector and hybrid search through the embeddings server -------------------------------------------
+
+
+def test_search_json_auto_is_hybrid_with_vectors(vector_env: Any) -> None:
+    result = cli("search", "refund policy", "--json")
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(result.stdout)
+    assert reply["searchType"] == "hybrid"
+    assert reply["ranking"] == "rrf"
+    assert "note" not in reply
+    assert reply["count"] > 0
+    assert vector_env.requests >= 1  # the query really went to the embeddings server
+
+
+def test_search_json_type_text_stays_text_with_vectors(vector_env: Any) -> None:
+    result = cli("search", "refund policy", "--type", "text", "--json")
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(result.stdout)
+    assert reply["searchType"] == "text"
+    assert reply["ranking"] == "bm25"
+    assert reply["count"] > 0
+    assert vector_env.requests == 0  # text search needs no embedding
+
+
+def test_search_json_vector_is_the_mcp_tool_text(vector_env: Any) -> None:
+    result = cli("search", "refund policy", "--type", "vector", "--limit", "5", "--json")
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(result.stdout)
+    assert reply["searchType"] == "vector" and reply["ranking"] == "distance"
+    text = mcp_tool("lancedb_search", {"query": "refund policy", "searchType": "vector", "limit": 5})
+    assert result.stdout_bytes == (text + "\n").encode("utf-8")

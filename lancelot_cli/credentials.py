@@ -4,6 +4,10 @@ One function, ``find_openai_key``, walks that order. keyring is imported only wh
 environment has no key, because its backend discovery costs ~170 ms. On machines with no
 keychain backend (headless Linux, containers) keyring raises ``NoKeyringError`` even when only
 reading: that means "no stored key", never a crash.
+
+`lancelot init` stores the key with ``store_key`` (keychain, else the encrypted key file of
+``keyfile``) and removes it with ``forget_key``. The key itself is never logged, and errors from a
+keychain backend are reduced to their class name before anything is said about them.
 """
 
 from __future__ import annotations
@@ -74,3 +78,118 @@ def find_openai_key(config_dir: Path, environ: Mapping[str, str] | None = None) 
     if value:
         return FoundKey(value, "file")
     return None
+
+
+# -- what `lancelot init` stores and removes ---------------------------------------------------------
+
+
+def mask(value: str) -> str:
+    """A key shown so a person can recognise it and nobody can use it: ``sk-…abcd``.
+
+    Keys shorter than 12 characters show nothing of themselves (four characters of an eight-character
+    key would be half of it).
+    """
+    value = value.strip()
+    if len(value) < 12:
+        return "****"
+    return f"{value[:3]}…{value[-4:]}"
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """Where `store_key` put the key: ``"keychain"`` or ``"file"`` (then ``path`` is the file), and,
+    for the file, why the keychain was not used (``keychain_error``: an exception's class name)."""
+
+    source: str
+    path: Path | None = None
+    keychain_error: str | None = None
+
+
+def store_key(config_dir: Path, api_key: str) -> StoredKey:
+    """Store the key in the OS keychain; where no keychain backend works, in the encrypted key file.
+
+    The keychain write is read back before it counts (a backend that accepts and drops the value
+    falls back to the file too). Only one stored copy is kept: after a keychain write the key file
+    is removed, and after a file write a keychain entry is removed where that is possible (the
+    keychain would otherwise shadow the new file, since it is looked at first). Any keychain
+    failure (``KeyringError`` including ``NoKeyringError``, or a broken backend's own exception)
+    means "use the file"; only the exception's class name is kept, never its text.
+    """
+    value = api_key.strip()
+    if not value:
+        raise ValueError("an empty key cannot be stored")
+    from lancelot_cli import keyfile
+
+    error: str | None = None
+    try:
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
+        if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) != value:
+            error = "the keychain did not keep the value"
+    except Exception as exc:  # KeyringError, NoKeyringError, D-Bus or OS errors from a backend
+        error = type(exc).__name__
+    if error is None:
+        keyfile.delete_key(config_dir)
+        return StoredKey("keychain")
+    log.debug("keychain not used: %s", error)
+    path = keyfile.write_key(config_dir, value)
+    _delete_from_keychain()
+    return StoredKey("file", path=path, keychain_error=error)
+
+
+def _delete_from_keychain() -> tuple[bool, str | None]:
+    """Remove the keychain entry: (removed, problem). No backend, or no entry, is not a problem."""
+    try:
+        import keyring
+        from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+    except ImportError:  # pragma: no cover - keyring is a dependency
+        return False, None
+    try:
+        if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) is None:
+            return False, None
+        keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+    except (NoKeyringError, PasswordDeleteError):
+        return False, None
+    except KeyringError as exc:
+        return False, type(exc).__name__
+    except Exception as exc:  # a broken backend: report it, do not crash
+        return False, type(exc).__name__
+    return True, None
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What `forget_key` removed (``"keychain"``, ``"file"``) and what it could not check or remove."""
+
+    removed: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def forget_key(config_dir: Path) -> Forgotten:
+    """Remove the stored key from the keychain and the key file, wherever it is.
+
+    A machine without a keychain backend (``NoKeyringError``) has nothing there to remove; that is
+    not a problem. A backend that fails otherwise is reported in ``problems`` (class name only).
+    """
+    from lancelot_cli import keyfile
+
+    removed: list[str] = []
+    problems: list[str] = []
+    gone, problem = _delete_from_keychain()
+    if gone:
+        removed.append("keychain")
+    if problem:
+        problems.append(f"the keychain could not be cleared ({problem})")
+    if keyfile.delete_key(config_dir):
+        removed.append("file")
+    return Forgotten(tuple(removed), tuple(problems))
+
+
+def stored_keys(config_dir: Path) -> list[FoundKey]:
+    """Every stored copy of the key (keychain, then file), ignoring the environment."""
+    found = []
+    for source, value in (("keychain", _from_keychain()), ("file", _from_file(config_dir))):
+        if value:
+            found.append(FoundKey(value, source))
+    return found

@@ -27,7 +27,7 @@ from lancelot_cli.errors import (
 )
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, VectorColumn
-from lancelot_cli.storage.schema import CHUNK, ID, PATH, SOURCE_COLUMNS, TITLE
+from lancelot_cli.storage.schema import CHUNK, HASH, ID, SOURCE_COLUMNS, TITLE
 from lancelot_cli.textmatch import matched_share, query_words, snippet
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 SEARCH_TYPES = ("auto", "text", "vector", "hybrid")
 MAX_LIMIT = 200
 MIN_BUDGET = 200
+RRF_K = 60  # the usual reciprocal-rank-fusion constant
+HYBRID_DEPTH = 50  # candidates taken from each ranking before fusing
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
 
 Embedder = Callable[[list[str]], list[list[float]]]
@@ -167,7 +169,7 @@ class Engine:
                 f"{asked} search needs an OpenAI API key and none is set; used text search "
                 f"(set OPENAI_API_KEY or run `lancelot init`)"
             ))
-        stored_model = tbl.metadata().get("embedding_model")
+        stored_model = column.model or tbl.metadata().get("embedding_model")
         if stored_model and stored_model != self.settings.embedding_model:
             return _Plan("text", (
                 f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
@@ -196,10 +198,28 @@ class Engine:
         columns = _payload_columns(tbl)
         words = query_words(query)
         if plan.kind == "hybrid":
-            rows = tbl.hybrid(query, vector, text_col, plan.column.name, limit, columns)
-            return [self._hit(r, text_col, words, r.get("_relevance_score", 0.0)) for r in rows], "rrf"
+            return self._fused(tbl, query, vector, text_col, plan.column.name, limit, columns, words), "rrf"
         rows = tbl.nearest(vector, plan.column.name, limit, columns)
         return [self._hit(r, text_col, words, r.get("_distance", 0.0)) for r in rows], "distance"
+
+    def _fused(self, tbl: ReadOnlyTable, query: str, vector: list[float], text_col: str, vector_col: str,
+               limit: int, columns: list[str], words: list[str]) -> list[dict[str, Any]]:
+        """Reciprocal rank fusion of the BM25 and the vector ranking: score = sum of 1/(60 + rank).
+
+        Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
+        """
+        depth = max(limit, HYBRID_DEPTH)
+        key = (lambda row: row[ID]) if ID in columns else (lambda row: row.get(text_col))
+        lists = {"bm25": tbl.fts(query, text_col, depth, columns) if query_words(query) else [],
+                 "vector": tbl.nearest(vector, vector_col, depth, columns)}
+        fused: dict[Any, dict[str, Any]] = {}
+        for name, rows in lists.items():
+            for rank, row in enumerate(rows, start=1):
+                entry = fused.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
+                entry["score"] += 1.0 / (RRF_K + rank)
+                entry["ranks"][name] = rank
+        best = sorted(fused.values(), key=lambda e: -e["score"])[:limit]
+        return [{**self._hit(e["row"], text_col, words, e["score"]), "ranks": e["ranks"]} for e in best]
 
     def _text_hits(
         self, tbl: ReadOnlyTable, query: str, text_col: str, limit: int
@@ -232,7 +252,7 @@ class Engine:
         text = str(row.get(text_col) or "")
         source = next((str(row[c]) for c in SOURCE_COLUMNS if row.get(c)), "")
         title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
-        hidden = {ID, TITLE, text_col, "_score", "_distance", "_relevance_score", "_rowid"}
+        hidden = {ID, TITLE, text_col, "_score", "_distance", "_relevance_score", "_rowid", HASH}
         return {
             "id": str(row[ID]) if row.get(ID) is not None else f"{source}#?",
             "score": _number(score),
@@ -342,17 +362,19 @@ class Engine:
     def _table_status(self, tbl: ReadOnlyTable, verbose: bool) -> dict[str, Any]:
         vectors: list[VectorColumn] = tbl.vector_columns()
         fts = sorted(tbl.fts_columns())
+        meta = tbl.metadata()
         entry: dict[str, Any] = {
             "name": tbl.name,
             "rows": tbl.count(),
             "version": tbl.version,
             "fullTextIndex": bool(fts),
             "fullTextColumns": fts,
-            "vectors": [{"column": v.name, "dimension": v.dimension} for v in vectors],
+            "vectors": [{"column": v.name, "dimension": v.dimension, "model": v.model or meta.get("embedding_model"),
+                         "missing": tbl.missing_vectors(v.name)} for v in vectors],
         }
-        meta = tbl.metadata()
-        if meta.get("embedding_model"):
-            entry["embeddingModel"] = meta["embedding_model"]
+        models = [v["model"] for v in entry["vectors"] if v["model"]]
+        if models:
+            entry["embeddingModel"] = models[0]
         if meta.get("indexed_at"):
             entry["indexedAt"] = meta["indexed_at"]
         if fts:

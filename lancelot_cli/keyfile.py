@@ -22,7 +22,7 @@ SECRET_FILE = ".secret"
 
 def _write_private(path: Path, data: bytes) -> None:
     """Write atomically with mode 0600 from the first byte."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new config folder is private too
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
@@ -79,10 +79,15 @@ def read_key(config_dir: Path) -> str | None:
 
 
 def delete_key(config_dir: Path) -> bool:
-    """Remove the key file; True when there was one."""
-    path = config_dir / KEY_FILE
+    """Remove the key file, and the per-user secret beside it (useless without the file; a new one
+    is made by the next ``write_key``). True when there was a key file."""
     try:
-        path.unlink()
+        (config_dir / KEY_FILE).unlink()
+        existed = True
     except FileNotFoundError:
-        return False
-    return True
+        existed = False
+    try:
+        (config_dir / SECRET_FILE).unlink()
+    except FileNotFoundError:
+        pass
+    return existed

@@ -729,7 +729,7 @@ def test_status_on_vector_db(monkeypatch, vector_db):
     assert docs["rows"] == db.open_table("documents").count_rows() > 0
     assert plain["rows"] == db.open_table("textonly").count_rows()
     assert docs["fullTextIndex"] is True and plain["fullTextIndex"] is True
-    assert docs["vectors"] == [{"column": "vector", "dimension": 32}]
+    assert docs["vectors"] == [{"column": "vector", "dimension": 32, "model": "test-embed", "missing": 0}]
     assert plain["vectors"] == []
     assert docs.get("embeddingModel") == MODEL
     assert "columns" not in docs
@@ -751,7 +751,7 @@ def test_status_without_fts_index(monkeypatch, anythingllm_db):
     (table,) = status["tables"]
     assert table["name"] == "workspace"
     assert table["fullTextIndex"] is False
-    assert table["vectors"] == [{"column": "vector", "dimension": 4}]
+    assert table["vectors"] == [{"column": "vector", "dimension": 4, "model": None, "missing": 0}]
     assert table["rows"] == 5
 
 

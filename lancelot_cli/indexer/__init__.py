@@ -18,7 +18,7 @@ from typing import Any
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text
 from lancelot_cli.indexer.sources import HTML, Document, SourceError, read_document, walk
-from lancelot_cli.storage.schema import CHUNK, HASH, ID, PATH, TEXT, TITLE, is_local, local_path
+from lancelot_cli.storage.schema import CHUNK, HASH, ID, PATH, TEXT, TITLE, VECTOR, is_local, local_path
 
 # Below this many HTML files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -42,6 +42,10 @@ class IndexReport:
     committed: bool = False
     seconds: float = 0.0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    model: str | None = None
+    embedded: int = 0
+    truncated: int = 0
+    without_vectors: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +53,8 @@ class IndexReport:
             "chunks": self.chunks, "added": self.added, "updated": self.updated, "deleted": self.deleted,
             "version": self.version, "committed": self.committed, "seconds": round(self.seconds, 3),
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
+            "withoutVectors": self.without_vectors,
         }
 
 
@@ -88,6 +94,59 @@ def _read_all(root: Path, paths: list[str], workers: int | None) -> Iterator[tup
             yield job[1], _read(job)
 
 
+Embed = Callable[[list[str]], list[list[float]]]
+
+# Inputs per embeddings request and characters per request: well under OpenAI's limits (2,048
+# inputs, 300k tokens) and small enough for local servers (Ollama, LM Studio).
+EMBED_BATCH = 64
+EMBED_BATCH_CHARS = 100_000
+# Longer chunks are cut to this many characters before embedding (the stored text is whole).
+MAX_EMBED_CHARS = 8_000
+
+
+def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[float]],
+               on_embed: Callable[[int, int], None] | None = None) -> tuple[int, int, int | None]:
+    """Give every row a ``vector``: reused by content hash where possible, else embedded in batches.
+
+    Returns (chunks embedded, chunks truncated for embedding, dimension).
+    """
+    todo = [row for row in rows if row[HASH] not in reuse]
+    dimension = len(next(iter(reuse.values()))) if reuse else None
+    made: dict[str, list[float]] = {}
+    truncated = 0
+    batch: list[dict[str, Any]] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal dimension, batch, size
+        if not batch:
+            return
+        vectors = embed([row[TEXT][:MAX_EMBED_CHARS] for row in batch])
+        for row, vector in zip(batch, vectors):
+            if dimension is None:
+                dimension = len(vector)
+            if len(vector) != dimension:
+                raise IndexingError(f"the embeddings endpoint returned {len(vector)}-d and {dimension}-d vectors; "
+                                    f"check EMBEDDING_MODEL")
+            made[row[HASH]] = vector
+        batch, size = [], 0
+        if on_embed:
+            on_embed(len(made), len(todo))
+
+    for row in todo:
+        if row[HASH] in made:
+            continue
+        truncated += len(row[TEXT]) > MAX_EMBED_CHARS
+        batch.append(row)
+        size += min(len(row[TEXT]), MAX_EMBED_CHARS)
+        if len(batch) >= EMBED_BATCH or size >= EMBED_BATCH_CHARS:
+            flush()
+    flush()
+    for row in rows:
+        row[VECTOR] = reuse.get(row[HASH]) or made.get(row[HASH])
+    return len(made), truncated, dimension
+
+
 def index_folder(
     source: Path | str,
     database: str,
@@ -96,12 +155,16 @@ def index_folder(
     chunk_size: int = CHUNK_CHARS,
     workers: int | None = None,
     progress: Progress | None = None,
+    embed: Embed | None = None,
+    model: str | None = None,
+    on_embed: Callable[[int, int], None] | None = None,
 ) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``.
 
     Files that cannot be read or parsed are listed in ``report.skipped``; the run goes on.
-    Nothing is written until every file has been read, and then in one commit, so an
-    interrupted run leaves the previous table as it was.
+    Nothing is written until every file has been read (and, with ``embed``, every new or changed
+    chunk embedded), and then in one commit, so an interrupted or failed run leaves the previous
+    table as it was. With ``embed`` and ``model``, chunks get vectors; unchanged chunks keep theirs.
     """
     started = time.perf_counter()
     root = Path(source).expanduser()
@@ -125,9 +188,21 @@ def index_folder(
         if progress:
             progress(rel, done, len(paths))
     report.chunks = len(rows)
-    from lancelot_cli.storage.writer import write_table
+    from lancelot_cli.storage.writer import TableWriter
 
-    written = write_table(database, table, rows)
+    writer = TableWriter(database, table)
+    dimension = None
+    stored_model, _ = writer.vector_info()
+    if embed is not None and model:
+        report.embedded, report.truncated, dimension = embed_rows(rows, embed, writer.reusable_vectors(model), on_embed)
+        report.model = model
+    elif stored_model:
+        # Vectors made earlier stay with their unchanged chunks; new chunks have none until --embed.
+        reuse = writer.reusable_vectors(stored_model)
+        for row in rows:
+            row[VECTOR] = reuse.get(row[HASH])
+        report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
+    written = writer.write(rows, model=model if embed is not None else None, dimension=dimension)
     report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
     report.version, report.committed = written.version, written.committed
     report.seconds = time.perf_counter() - started

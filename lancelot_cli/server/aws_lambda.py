@@ -29,12 +29,15 @@ def _route(base_path: str | None):  # type: ignore[no-untyped-def]
     def route(scope: dict[str, Any]) -> bool:
         if base is None:
             return True
-        path = scope.get("path") or "/"
+        raw = scope.get("path") or "/"
+        path = raw
         stage = (scope.get("aws.event") or {}).get("requestContext", {}).get("stage")
         if stage and stage != "$default" and (path == f"/{stage}" or path.startswith(f"/{stage}/")):
             path = path[len(stage) + 1:] or "/"
-        path = path.rstrip("/") or "/"
-        return path in (base, f"{base}/mcp")
+        # Either form matches: the path without the stage prefix, or as the request gave it
+        # (a base path that includes the stage, or a stage named like the base path).
+        candidates = {path.rstrip("/") or "/", raw.rstrip("/") or "/"}
+        return bool(candidates & {base, f"{base}/mcp"})
 
     return route
 

@@ -11,7 +11,7 @@ off for non-loopback binds, and answers GET with a never-ending event stream):
    would turn a redirected POST into a GET).
 4. Method other than POST -> 405 with ``Allow: POST``.
 5. Body over 64 KB -> 413, decided from Content-Length or while reading, before the whole body.
-6. Body that is not JSON -> 400.
+6. Content-Type other than application/json, or a body that is not JSON -> 400.
 7. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
 Error replies are JSON-RPC error objects. Nothing is written to stdout.
 """
@@ -108,6 +108,8 @@ class Guard:
                 return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
             if not message.get("more_body", False):
                 break
+        if not headers.get("content-type", "").lower().startswith("application/json"):
+            return await _reply(send, 400, "Content-Type must be application/json")
         try:
             json.loads(body)
         except ValueError:
@@ -181,7 +183,10 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> N
     level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
                             log_level=level, server_header=False)
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run()
+    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it caught, after its graceful shutdown
+        pass
 
 
 def _display(host: str) -> str:

@@ -34,6 +34,8 @@ def run_stdio(settings: Settings) -> None:
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
     try:
         server.run()
+    except KeyboardInterrupt:  # Ctrl-C is how a person stops a server: not an error
+        pass
     finally:
         _divert_stdout_for_good()
 

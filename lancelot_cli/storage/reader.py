@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
-from lancelot_cli.storage.schema import META_KEY, is_local, local_path
+from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, is_local, local_path
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 class VectorColumn:
     name: str
     dimension: int
+    model: str | None = None  # as recorded by `lancelot index --embed`, if it was
+
+
+def _quote_identifier(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 class ReadOnlyTable:
@@ -74,6 +79,10 @@ class ReadOnlyTable:
                 unindexed += int(getattr(index, "num_unindexed_rows", 0) or 0)
         return {"indexed": indexed, "unindexed": unindexed}
 
+    def missing_vectors(self, column: str) -> int:
+        """Rows whose vector is null (chunks added without `--embed`)."""
+        return int(self._table.count_rows(f"{_quote_identifier(column)} IS NULL"))
+
     def vector_columns(self) -> list[VectorColumn]:
         """Fixed-size float list columns: the ones LanceDB can search by vector."""
         import pyarrow as pa
@@ -82,7 +91,8 @@ class ReadOnlyTable:
         for field in self.schema:
             kind = field.type
             if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
-                found.append(VectorColumn(field.name, int(kind.list_size)))
+                model = (field.metadata or {}).get(MODEL_TAG.encode())
+                found.append(VectorColumn(field.name, int(kind.list_size), model.decode() if model else None))
         return found
 
     def metadata(self) -> dict[str, Any]:
@@ -105,17 +115,6 @@ class ReadOnlyTable:
         """Nearest rows by vector with ``_distance`` (lower is closer)."""
         search = self._table.search(list(vector), vector_column_name=column)
         return search.limit(limit).select([*columns, "_distance"]).to_list()
-
-    def hybrid(
-        self, query: str, vector: Sequence[float], text_column: str, vector_column: str, limit: int,
-        columns: Sequence[str],
-    ) -> list[dict[str, Any]]:
-        """BM25 and vector hits fused by reciprocal rank, with ``_relevance_score``."""
-        from lancedb.rerankers import RRFReranker
-
-        search = self._table.search(query_type="hybrid", vector_column_name=vector_column, fts_columns=text_column)
-        search = search.vector(list(vector)).text(query).rerank(RRFReranker())
-        return search.limit(limit).select(list(columns)).to_list()
 
     def scan(self, columns: Sequence[str]) -> pa.Table:
         """Every row, only the named columns."""

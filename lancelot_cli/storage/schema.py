@@ -9,6 +9,9 @@ from __future__ import annotations
 # chunk's title and text (lets a re-run skip unchanged rows).
 ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "hash"
 COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH)
+# `lancelot index --embed` adds this column; its field metadata names the model (LanceDB's tag convention).
+VECTOR = "vector"
+MODEL_TAG = "lancedb:tag:model"
 
 # Where a row's source comes from, most specific first: AnythingLLM's layout, then ours.
 SOURCE_COLUMNS = ("chunkSource", "docSource", "path")

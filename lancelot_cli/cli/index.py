@@ -6,17 +6,22 @@ from typing import Annotated
 
 import typer
 
-from lancelot_cli.cli.options import Json
+from lancelot_cli.cli.options import Json, load_settings
+from lancelot_cli.errors import ConfigError
 
 HELP = ("Build or update table NAME in database DB from the .md, .txt and .html files under SRC. "
         "The only command that writes; the server never does.")
 
 
 def index(
+    ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="Folder of documents to index.", metavar="SRC", show_default=False)],
     database: Annotated[str, typer.Argument(help="Database folder (created if missing).", metavar="DB",
                                             show_default=False)],
     table: Annotated[str, typer.Option("--table", "-t", help="Table to write.")] = "documents",
+    embed: Annotated[bool, typer.Option("--embed", help="Also write vectors made with EMBEDDING_MODEL through the "
+                                                        "OpenAI-compatible API at OPENAI_BASE_URL (needs a key); "
+                                                        "unchanged chunks keep their vectors.")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=200, max=100_000,
                                             help="Characters per chunk, about.")] = 1200,
     json_out: Json = False,
@@ -27,16 +32,40 @@ def index(
     from lancelot_cli.cli import render
     from lancelot_cli.indexer import index_folder
 
+    embedder, model = _embedder(ctx) if embed else (None, None)
     console = render.stderr()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("reading", total=None)
+        reading = bar.add_task("reading", total=None)
+        embedding = bar.add_task("embedding", total=None, visible=False)
 
         def progress(rel: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, description=f"reading {rel[-40:]}")
+            bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
 
-        report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress)
+        def on_embed(done: int, total: int) -> None:
+            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
+
+        report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress,
+                              embed=embedder, model=model, on_embed=on_embed)
     summary = report.as_dict()
     render.index_summary(summary)
     if json_out:
-        typer.echo(__import__("lancelot_cli.formats", fromlist=["to_json"]).to_json(summary))
+        from lancelot_cli.formats import to_json
+
+        typer.echo(to_json(summary))
+
+
+def _embedder(ctx: typer.Context):  # type: ignore[no-untyped-def]
+    """The embeddings function for --embed, or a clear error when there is no key."""
+    from lancelot_cli.credentials import find_openai_key
+    from lancelot_cli.providers import OpenAIEmbedder
+
+    settings = load_settings(ctx)
+    key = find_openai_key(settings.config_dir)
+    if key is None:
+        raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
+                          "OpenAI-compatible server and any key) or run `lancelot init`")
+    # Indexing can wait out rate limits: more retries (with the client's exponential backoff).
+    embedder = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=60.0,
+                              max_retries=6)
+    return embedder.embed, settings.embedding_model

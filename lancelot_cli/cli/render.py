@@ -118,3 +118,10 @@ def index_summary(report: dict[str, Any]) -> None:
         f"Indexed {report['files']} file(s) into {report['chunks']} chunk(s) in table {report['table']!r} "
         f"of {report['database']} ({change}; {len(report['skipped'])} skipped) in {report['seconds']:.1f} s."
     )
+    if report.get("embeddingModel"):
+        err.print(f"Vectors: {report['embedded']} chunk(s) embedded with {report['embeddingModel']}, the rest reused"
+                  + (f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for embedding"
+                     if report["truncatedForEmbedding"] else ""))
+    elif report.get("withoutVectors"):
+        err.print(f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; "
+                  f"run with --embed to add them")

@@ -66,14 +66,16 @@ def fts_indices(tbl: Any) -> list[Any]:
 
 
 def expected_rows(root: Path, size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
-    """The rows the folder should give, computed file by file (broken files left out)."""
+    """The rows the folder should give, computed file by file (broken files left out), with the
+    state of each file (size, mtime) as the indexer records it."""
     rows = []
     for rel in walk(root):
         try:
             doc = read_document(root, rel)
         except SourceError:
             continue
-        rows.extend(rows_for(doc, size))
+        info = (root / rel).stat()
+        rows.extend(rows_for(doc, size, (info.st_size, info.st_mtime_ns)))
     return rows
 
 
@@ -434,7 +436,7 @@ def test_index_sample_folder(docs: Path, tmp_path: Path) -> None:
     assert [s[1] for s in seen] == list(range(1, 11)) and {s[2] for s in seen} == {10}
 
     rows = table_rows(db)
-    assert open_table(db).schema.names == ["id", "path", "title", "chunk", "text", "hash"]
+    assert open_table(db).schema.names == ["id", "path", "title", "chunk", "text", "hash", "file_size", "file_mtime", "file_hash"]
     assert sorted(r["id"] for r in rows) == sorted(f"{p}#0" for p in SAMPLE_TITLES)
     assert {r["path"]: r["title"] for r in rows} == SAMPLE_TITLES
     for row in rows:

@@ -18,7 +18,9 @@ from typing import Any
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text
 from lancelot_cli.indexer.sources import HTML, Document, SourceError, read_document, walk
-from lancelot_cli.storage.schema import CHUNK, HASH, ID, PATH, TEXT, TITLE, VECTOR, is_local, local_path
+from lancelot_cli.storage.schema import (
+    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, ID, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
+)
 
 # Below this many HTML files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -33,8 +35,9 @@ class IndexReport:
     source: str
     database: str
     table: str
-    files: int = 0
-    chunks: int = 0
+    files: int = 0  # documents of the folder now in the table
+    read: int = 0  # of them, read this run (new or changed)
+    chunks: int = 0  # rows of the table after the run
     added: int = 0
     updated: int = 0
     deleted: int = 0
@@ -50,6 +53,7 @@ class IndexReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "database": self.database, "table": self.table, "files": self.files,
+            "read": self.read,
             "chunks": self.chunks, "added": self.added, "updated": self.updated, "deleted": self.deleted,
             "version": self.version, "committed": self.committed, "seconds": round(self.seconds, 3),
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
@@ -62,10 +66,13 @@ def chunk_hash(title: str, text: str) -> str:
     return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:16]
 
 
-def rows_for(doc: Document, size: int = CHUNK_CHARS) -> list[dict[str, Any]]:
-    """The table rows of one document: ``{id, path, title, chunk, text, hash}``."""
+def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
+             ) -> list[dict[str, Any]]:
+    """The table rows of one document: ``{id, path, title, chunk, text, hash}`` plus its file's state."""
+    file_size, file_mtime = stat
     return [
-        {ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: doc.title, CHUNK: n, TEXT: text, HASH: chunk_hash(doc.title, text)}
+        {ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: doc.title, CHUNK: n, TEXT: text, HASH: chunk_hash(doc.title, text),
+         FILE_SIZE: file_size, FILE_MTIME: file_mtime, FILE_HASH: doc.digest or None}
         for n, text in enumerate(chunk_text(doc.text, size))
     ]
 
@@ -147,6 +154,14 @@ def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[f
     return len(made), truncated, dimension
 
 
+def _stat(path: Path) -> tuple[int | None, int | None]:
+    try:
+        info = path.stat()
+    except OSError:  # a broken link or a file gone meanwhile: read_document will say why
+        return None, None
+    return info.st_size, info.st_mtime_ns
+
+
 def index_folder(
     source: Path | str,
     database: str,
@@ -158,13 +173,18 @@ def index_folder(
     embed: Embed | None = None,
     model: str | None = None,
     on_embed: Callable[[int, int], None] | None = None,
+    rebuild: bool = False,
 ) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``.
 
-    Files that cannot be read or parsed are listed in ``report.skipped``; the run goes on.
-    Nothing is written until every file has been read (and, with ``embed``, every new or changed
-    chunk embedded), and then in one commit, so an interrupted or failed run leaves the previous
-    table as it was. With ``embed`` and ``model``, chunks get vectors; unchanged chunks keep theirs.
+    Only files whose size or modification time differ from what the table recorded are read
+    (all of them with ``rebuild``, or when ``--embed`` must fill in or replace vectors); rows of
+    deleted files are removed; a renamed file is a removal plus an addition whose vectors are
+    reused by content hash. Files that cannot be read or parsed are listed in ``report.skipped``
+    and keep their previous rows; the run goes on. Nothing is written until every changed file
+    has been read (and embedded), and then in one commit, so an interrupted or failed run leaves
+    the previous table as it was. One writer at a time: a second run on the same table refuses.
+    Changing ``chunk_size`` applies to files read from then on: pass ``rebuild`` to re-chunk all.
     """
     started = time.perf_counter()
     root = Path(source).expanduser()
@@ -176,34 +196,48 @@ def index_folder(
         if db_path.exists() and not db_path.is_dir():
             raise IndexingError(f"database path {db_path} is a file; give a folder (it is created if missing)")
         database = str(db_path)
-    report = IndexReport(source=str(root), database=database, table=table)
-    paths = walk(root)
-    rows: list[dict[str, Any]] = []
-    for done, (rel, result) in enumerate(_read_all(root, paths, workers), start=1):
-        if isinstance(result, SourceError):
-            report.skipped.append((rel, str(result)))
-        else:
-            report.files += 1
-            rows.extend(rows_for(result, chunk_size))
-        if progress:
-            progress(rel, done, len(paths))
-    report.chunks = len(rows)
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.writer import TableWriter, writer_lock
 
-    writer = TableWriter(database, table)
-    dimension = None
-    stored_model, _ = writer.vector_info()
-    if embed is not None and model:
-        report.embedded, report.truncated, dimension = embed_rows(rows, embed, writer.reusable_vectors(model), on_embed)
-        report.model = model
-    elif stored_model:
-        # Vectors made earlier stay with their unchanged chunks; new chunks have none until --embed.
-        reuse = writer.reusable_vectors(stored_model)
-        for row in rows:
-            row[VECTOR] = reuse.get(row[HASH])
-        report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
-    written = writer.write(rows, model=model if embed is not None else None, dimension=dimension)
-    report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
-    report.version, report.committed = written.version, written.committed
+    report = IndexReport(source=str(root), database=database, table=table)
+    with writer_lock(database, table):
+        writer = TableWriter(database, table)
+        stored_model, _ = writer.vector_info()
+        embedding = embed is not None and bool(model)
+        full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))
+        state = {} if full else writer.file_state()
+        paths = walk(root)
+        stats = {rel: _stat(root / rel) for rel in paths}
+        todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
+        scope = {rel for rel in state if rel not in stats}  # deleted files
+        rows: list[dict[str, Any]] = []
+        for done, (rel, result) in enumerate(_read_all(root, todo, workers), start=1):
+            if isinstance(result, SourceError):
+                report.skipped.append((rel, str(result)))
+            else:
+                scope.add(rel)
+                rows.extend(rows_for(result, chunk_size, stats[rel]))
+            if progress:
+                progress(rel, done, len(todo))
+        report.read = len(todo) - len(report.skipped)
+        report.files = len(paths) - len(report.skipped)
+        dimension = None
+        if embedding:
+            report.embedded, report.truncated, dimension = embed_rows(rows, embed, writer.reusable_vectors(model),  # type: ignore[arg-type]
+                                                                     on_embed)
+            report.model = model
+        elif stored_model:
+            # Vectors made earlier stay with unchanged chunks; new chunks have none until --embed.
+            reuse = writer.reusable_vectors(stored_model)
+            for row in rows:
+                row[VECTOR] = reuse.get(row[HASH])
+            report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
+        if full or scope:
+            written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
+                                   dimension=dimension)
+            report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
+            report.version, report.committed = written.version, written.committed
+        else:
+            report.version = writer.version
+        report.chunks = writer.count()
     report.seconds = time.perf_counter() - started
     return report

@@ -6,6 +6,7 @@ Markdown), with lxml as the fallback for pages trafilatura finds nothing in.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -31,6 +32,7 @@ class Document:
     path: str  # relative, forward slashes
     title: str
     text: str
+    digest: str = ""  # sha256 of the file's bytes (first 16 hex digits)
 
 
 class SourceError(Exception):
@@ -125,4 +127,4 @@ def read_document(root: Path, rel: str) -> Document:
         title = markdown_title(text)
     if not text.strip():
         raise SourceError("no text found")
-    return Document(rel, title or path.name, text)
+    return Document(rel, title or path.name, text, hashlib.sha256(raw).hexdigest()[:16])

@@ -8,7 +8,11 @@ from __future__ import annotations
 # Columns written by `lancelot index`, in order. `id` = "<path>#<chunk>", `hash` = sha256 of the
 # chunk's title and text (lets a re-run skip unchanged rows).
 ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "hash"
-COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH)
+# The state of each row's file when it was read (on every chunk of the file): a re-run reads only
+# files whose size or mtime changed, and skips those whose content hash did not.
+FILE_SIZE, FILE_MTIME, FILE_HASH = "file_size", "file_mtime", "file_hash"
+FILE_STATE = (FILE_SIZE, FILE_MTIME, FILE_HASH)
+COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE)
 # `lancelot index --embed` adds this column; its field metadata names the model (LanceDB's tag convention).
 VECTOR = "vector"
 MODEL_TAG = "lancedb:tag:model"

@@ -20,13 +20,15 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.schema import (
-    CHUNK, FTS_INDEX_NAME, HASH, ID, MODEL_TAG, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
+    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FTS_INDEX_NAME, HASH, ID, MODEL_TAG, PATH, TEXT, TITLE,
+    VECTOR, is_local, local_path,
 )
 
 
@@ -40,6 +42,9 @@ def table_schema():  # type: ignore[no-untyped-def]
         pa.field(CHUNK, pa.int32()),
         pa.field(TEXT, pa.string()),
         pa.field(HASH, pa.string()),
+        pa.field(FILE_SIZE, pa.int64()),
+        pa.field(FILE_MTIME, pa.int64()),
+        pa.field(FILE_HASH, pa.string()),
     ])
 
 
@@ -87,6 +92,10 @@ class TableWriter:
             if table in db:
                 self._tbl = db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
+                if missing and set(missing) <= set(FILE_STATE):
+                    # A table from an earlier Lancelot: add the file-state columns (null = re-read once).
+                    self._tbl.add_columns([f for f in table_schema() if f.name in missing])
+                    missing = []
                 if missing:
                     raise IndexingError(
                         f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
@@ -99,6 +108,13 @@ class TableWriter:
 
     # -- what is there ------------------------------------------------------------------------
 
+    @property
+    def version(self) -> int:
+        return int(self._tbl.version)
+
+    def count(self) -> int:
+        return int(self._tbl.count_rows())
+
     def vector_info(self) -> tuple[str | None, int | None]:
         """(model, dimension) of the table's vector column, or (None, None) without one."""
         schema = self._tbl.schema
@@ -108,10 +124,21 @@ class TableWriter:
         model = (field.metadata or {}).get(MODEL_TAG.encode())
         return (model.decode() if model else None), int(field.type.list_size)
 
-    def existing_hashes(self) -> dict[str, str]:
+    def existing(self) -> list[dict[str, Any]]:
+        """Every row's id, path, hash and the state of its file (size, mtime, content hash)."""
+        columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
         with _guard("read", self.db_uri, self.name):
-            data = self._tbl.search().select([ID, HASH]).limit(None).to_arrow()
-        return dict(zip(data.column(ID).to_pylist(), data.column(HASH).to_pylist()))
+            return self._tbl.search().select(columns).limit(None).to_arrow().to_pylist()
+
+    def file_state(self) -> dict[str, tuple[int | None, int | None, str | None]]:
+        """path -> (size, mtime in ns, content hash) as recorded at the last write."""
+        return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in self.existing()}
+
+    def missing_vectors(self) -> int:
+        if VECTOR not in self._tbl.schema.names:
+            return 0
+        with _guard("read", self.db_uri, self.name):
+            return int(self._tbl.count_rows(f"{VECTOR} IS NULL"))
 
     def reusable_vectors(self, model: str) -> dict[str, list[float]]:
         """hash -> vector of the rows embedded with ``model`` (empty if the model differs)."""
@@ -124,42 +151,57 @@ class TableWriter:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def write(self, rows: Sequence[dict[str, Any]], *, model: str | None = None, dimension: int | None = None) -> WriteResult:
-        """Make the table hold exactly ``rows`` (matched by ``id``, changes detected by ``hash``).
+    def write(self, rows: Sequence[dict[str, Any]], *, paths: set[str] | None = None, model: str | None = None,
+              dimension: int | None = None) -> WriteResult:
+        """Write ``rows`` in one commit (matched by ``id``; a row is rewritten only when its chunk hash,
+        its file's state or its missing vector says so).
 
-        With ``model``, every row carries a ``vector`` of ``dimension`` floats (None where it
-        could not be made) and the column records the model.
+        Args:
+            rows: with ``paths`` None, the whole content of the table; otherwise every row of the
+                files named in ``paths`` (files in ``paths`` with no rows are deleted).
+            paths: the files this write replaces, or None for all of them.
+            model, dimension: with ``model``, rows carry a ``vector`` (None where there is none yet)
+                and the column records the model; a new model or size replaces the column.
         """
         import pyarrow as pa
 
-        existing = self.existing_hashes()
-        wanted = {row[ID]: row[HASH] for row in rows}
+        existing = [r for r in self.existing() if paths is None or r[PATH] in paths]
+        before = {r[ID]: r for r in existing}
+        wanted = {row[ID]: row for row in rows}
         if len(wanted) != len(rows):
             raise IndexingError("two chunks share one id; this is a bug in the chunk numbering")
         stored_model, stored_dim = self.vector_info()
         vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
-        missing_vectors = 0
-        if model is not None and not vectors_changed:
-            with _guard("read", self.db_uri, self.name):
-                missing_vectors = self._tbl.count_rows(f"{VECTOR} IS NULL")
-        added = sum(1 for key in wanted if key not in existing)
-        updated = sum(1 for key, value in wanted.items() if key in existing and existing[key] != value)
-        deleted = sum(1 for key in existing if key not in wanted)
-        if not (added or updated or deleted or vectors_changed or missing_vectors):
+        missing_vectors = self.missing_vectors() if model is not None and not vectors_changed else 0
+        added = sum(1 for key in wanted if key not in before)
+        updated = sum(1 for key, row in wanted.items() if key in before and before[key][HASH] != row[HASH])
+        deleted = sum(1 for key in before if key not in wanted)
+        touched = any(
+            key in before and any(before[key].get(c) != row.get(c) for c in FILE_STATE) for key, row in wanted.items()
+        )
+        if not (added or updated or deleted or touched or vectors_changed or missing_vectors):
             return WriteResult(0, 0, 0, int(self._tbl.version), committed=False)
         with _guard("write", self.db_uri, self.name):
             if vectors_changed:
                 self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
             schema = self._tbl.schema
             has_vectors = VECTOR in schema.names
-            data = pa.Table.from_pylist([_with_vector(row, has_vectors) for row in rows], schema=schema)
-            condition = f"target.{HASH} != source.{HASH}"
-            if model is not None:
-                condition += f" OR target.{VECTOR} IS NULL"
-                if vectors_changed:
-                    condition = "true"
-            merge = self._tbl.merge_insert(ID).when_matched_update_all(where=condition)
-            merge.when_not_matched_insert_all().when_not_matched_by_source_delete().execute(data, on_bad_vectors="null")
+            data = pa.Table.from_pylist([_complete(row, schema.names) for row in rows], schema=schema)
+            if vectors_changed:
+                condition = "true"
+            else:
+                # (Lance's SQL has no IS DISTINCT FROM; the source's file state is never null.)
+                changed = [f"target.{HASH} != source.{HASH}", f"target.{FILE_MTIME} IS NULL",
+                           f"target.{FILE_MTIME} != source.{FILE_MTIME}", f"target.{FILE_SIZE} != source.{FILE_SIZE}"]
+                if has_vectors:
+                    changed.append(f"(target.{VECTOR} IS NULL AND source.{VECTOR} IS NOT NULL)")
+                condition = " OR ".join(changed)
+            merge = self._tbl.merge_insert(ID).when_matched_update_all(where=condition).when_not_matched_insert_all()
+            if paths is None:
+                merge = merge.when_not_matched_by_source_delete()
+            elif paths:
+                merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(_sql_string, sorted(paths)))})")
+            merge.execute(data, on_bad_vectors="null")
             self._tbl.optimize()
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True)
 
@@ -172,10 +214,53 @@ class TableWriter:
         self._tbl.add_columns(field)
 
 
-def _with_vector(row: dict[str, Any], has_vectors: bool) -> dict[str, Any]:
-    if has_vectors and VECTOR not in row:
-        return {**row, VECTOR: None}
-    return row
+def _complete(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The row with every column of the table (None for those it lacks, e.g. ``vector``)."""
+    return {name: row.get(name) for name in names}
+
+
+def _sql_string(value: str) -> str:
+    """A SQL string literal: the value in single quotes, inner quotes doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@contextmanager
+def writer_lock(db_uri: str, table: str) -> Iterator[None]:
+    """Hold the table's writer lock (a file in the database folder) for the block.
+
+    A second `lancelot index` on the same table refuses at once instead of racing the first.
+    The kernel drops the lock when the process dies, even by SIGKILL. Also removes staging
+    folders that a killed run left behind. Object stores have no such lock: run one indexer.
+    """
+    if not is_local(db_uri):
+        yield
+        return
+    import fcntl
+
+    root = local_path(db_uri)
+    os.makedirs(root, exist_ok=True)
+    path = os.path.join(root, f".lancelot-index-{table}.lock")
+    handle = open(path, "a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise IndexingError(
+                f"another `lancelot index` (pid {holder}) is updating table {table!r} in {root}; "
+                f"wait for it to finish or stop it"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        for name in os.listdir(root):
+            if name.startswith(".staging-"):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        yield
+    finally:
+        handle.close()
 
 
 def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> WriteResult:

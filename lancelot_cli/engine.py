@@ -367,6 +367,7 @@ class Engine:
             "name": tbl.name,
             "rows": tbl.count(),
             "version": tbl.version,
+            "updatedAt": tbl.updated_at(),
             "fullTextIndex": bool(fts),
             "fullTextColumns": fts,
             "vectors": [{"column": v.name, "dimension": v.dimension, "model": v.model or meta.get("embedding_model"),

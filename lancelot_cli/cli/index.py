@@ -23,7 +23,11 @@ def index(
                                                         "OpenAI-compatible API at OPENAI_BASE_URL (needs a key); "
                                                         "unchanged chunks keep their vectors.")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=200, max=100_000,
-                                            help="Characters per chunk, about.")] = 1200,
+                                            help="Characters per chunk, about (use --rebuild after a change).")] = 1200,
+    watch: Annotated[bool, typer.Option("--watch", help="Keep running and update the table when files change "
+                                                        "(Ctrl-C to stop).")] = False,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Read every file again, not just the changed ones.")
+                       ] = False,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -46,13 +50,45 @@ def index(
             bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
 
         report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress,
-                              embed=embedder, model=model, on_embed=on_embed)
+                              embed=embedder, model=model, on_embed=on_embed, rebuild=rebuild)
     summary = report.as_dict()
     render.index_summary(summary)
     if json_out:
         from lancelot_cli.formats import to_json
 
         typer.echo(to_json(summary))
+    if watch:
+        _watch(source, database, table, chunk_size=chunk_size, embed=embedder, model=model)
+
+
+def _watch(source: str, database: str, table: str, **options: object) -> None:
+    """After the first pass: one line on stderr per batch that changed something, until Ctrl-C/SIGTERM."""
+    import time
+
+    from lancelot_cli.cli import render
+    from lancelot_cli.indexer.watch import watch_folder
+
+    err = render.stderr()
+    err.print(f"Watching {source} for changes (Ctrl-C to stop).")
+    first = True
+
+    def on_batch(report) -> None:  # type: ignore[no-untyped-def]
+        nonlocal first
+        if first:  # the watcher's own first pass repeats the one just done: say nothing unless it changed
+            first = False
+            if not report.committed:
+                return
+        if report.committed or report.skipped:
+            err.print(render.batch_line(report.as_dict(), time.strftime("%H:%M:%S")), highlight=False)
+
+    def on_error(message: str) -> None:
+        err.print(f"[yellow]warning:[/] {message}", highlight=False)
+
+    try:
+        watch_folder(source, database, table, on_batch=on_batch, on_error=on_error, **options)
+    except KeyboardInterrupt:
+        pass
+    err.print("Stopped watching.")
 
 
 def _embedder(ctx: typer.Context):  # type: ignore[no-untyped-def]

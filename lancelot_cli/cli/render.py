@@ -125,3 +125,11 @@ def index_summary(report: dict[str, Any]) -> None:
     elif report.get("withoutVectors"):
         err.print(f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; "
                   f"run with --embed to add them")
+
+
+def batch_line(report: dict[str, Any], clock: str) -> str:
+    """One line for a --watch batch: what changed, how many rows, how long."""
+    skipped = f", {len(report['skipped'])} skipped ({', '.join(s['path'] for s in report['skipped'][:3])})" \
+        if report["skipped"] else ""
+    return (f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} -{report['deleted']} "
+            f"chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}")

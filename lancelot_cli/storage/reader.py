@@ -51,6 +51,14 @@ class ReadOnlyTable:
     def version(self) -> int:
         return int(self._table.version)
 
+    def updated_at(self) -> str | None:
+        """When the current version was written (ISO 8601), i.e. when the table was last indexed."""
+        versions = self._table.list_versions()
+        if not versions:
+            return None
+        stamp = max(versions, key=lambda v: v["version"])["timestamp"]
+        return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
+
     def count(self) -> int:
         return int(self._table.count_rows())
 

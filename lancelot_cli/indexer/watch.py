@@ -1,0 +1,106 @@
+"""`lancelot index --watch`: keep the table in step with the folder.
+
+After the first pass, file events (watchfiles, inotify on Linux) are collected into debounced
+batches; each batch runs the incremental pass again. That pass compares every file's size and
+mtime with what the table recorded, so whatever the events missed is still caught: directory
+renames and moves (reported as the directory only), editors' atomic-rename saves, deletions.
+A file that fails to parse is reported and retried on its next change; a failing batch is
+reported and the watcher goes on. If the folder itself disappears, the table is left as it is
+and the watcher waits for the folder to come back.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lancelot_cli.errors import LancelotError
+from lancelot_cli.indexer import IndexReport, index_folder
+from lancelot_cli.indexer.sources import EXTENSIONS
+
+# Events are gathered until the folder has been quiet this long (editors save in bursts)...
+QUIET_MS = 150
+# ...but a batch never waits longer than this.
+MAX_WAIT_MS = 1600
+# While the folder is missing, look for it this often.
+MISSING_POLL_S = 0.5
+
+
+def relevant(root: Path, path: str) -> bool:
+    """Events worth a pass: no dot-named part below the root, and an indexed extension or no
+    extension at all (a directory; after a deletion it cannot be checked any more)."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        return True
+    if any(part.startswith(".") for part in parts):
+        return False
+    suffix = Path(path).suffix.lower()
+    return not suffix or suffix in EXTENSIONS
+
+
+def watch_folder(
+    source: Path | str,
+    database: str,
+    table: str = "documents",
+    *,
+    on_batch: Callable[[IndexReport], None],
+    on_error: Callable[[str], None],
+    stop: threading.Event | None = None,
+    quiet_ms: int = QUIET_MS,
+    **index_options: Any,
+) -> None:
+    """Index once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
+
+    A batch in flight when the stop comes is finished (its commit is atomic either way).
+    """
+    import watchfiles
+
+    root = Path(source).expanduser().resolve()
+    stop = stop or threading.Event()
+    _stop_on_sigterm(stop)
+
+    def run_pass() -> None:
+        if not root.is_dir():
+            return  # the loop below reports it and waits
+        try:
+            on_batch(index_folder(root, database, table, **index_options))
+        except LancelotError as exc:
+            on_error(str(exc))
+
+    run_pass()
+    while not stop.is_set():
+        if not root.is_dir():
+            on_error(f"source folder {root} is gone; the table is kept as it is, waiting for the folder to return")
+            while not root.is_dir() and not stop.wait(MISSING_POLL_S):
+                pass
+            if stop.is_set():
+                return
+            run_pass()
+            continue
+        for changes in watchfiles.watch(
+            root, watch_filter=lambda _change, path: relevant(root, path), debounce=MAX_WAIT_MS, step=quiet_ms,
+            stop_event=stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=False,
+        ):
+            if changes:
+                run_pass()
+            if not root.is_dir():
+                break  # the watched folder went away: go back to waiting for it
+
+
+def _stop_on_sigterm(stop: threading.Event) -> None:
+    """SIGTERM ends the watch like Ctrl-C: after the batch in flight (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+        if callable(previous) and previous not in (signal.SIG_DFL, signal.SIG_IGN):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, handler)

@@ -24,7 +24,7 @@ import lancelot_cli
 from lancelot_cli.cli.app import app
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
-COMMANDS = ("serve", "index", "status", "search", "query", "version")
+COMMANDS = ("serve", "index", "init", "status", "search", "query", "version")
 HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
 SUBPROCESS_TIMEOUT = 60
 

@@ -89,7 +89,7 @@ def root(
 
 
 def _register() -> None:
-    from lancelot_cli.cli import index, read, serve
+    from lancelot_cli.cli import index, init_wizard, read, serve
 
     app.command("serve", help=serve.HELP)(serve.serve)
     app.command("index", help=index.HELP)(index.index)
@@ -97,6 +97,7 @@ def _register() -> None:
     app.command("search", help=read.SEARCH_HELP)(read.search)
     app.command("query", help=read.QUERY_HELP)(read.query)
     app.command("version", help=read.VERSION_HELP)(read.version)
+    app.command("init", help=init_wizard.HELP)(init_wizard.init)
 
 
 _register()

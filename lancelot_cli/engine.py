@@ -8,26 +8,30 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import logging
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli._version import __version__
 from lancelot_cli.context import Chunk, pack
 from lancelot_cli.credentials import FoundKey, find_openai_key
 from lancelot_cli.errors import (
+    ColumnNotFoundError,
     ConfigError,
+    DocumentNotFoundError,
     EmbeddingError,
     InvalidArgumentError,
     LancelotError,
     VectorMismatchError,
 )
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, VectorColumn
-from lancelot_cli.storage.schema import CHUNK, HASH, ID, SOURCE_COLUMNS, TITLE
+from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, RowFilter, VectorColumn
+from lancelot_cli.storage.schema import CHUNK, FILE_STATE, HASH, ID, SOURCE_COLUMNS, TITLE
 from lancelot_cli.textmatch import matched_share, query_words, snippet
 
 log = logging.getLogger(__name__)
@@ -36,6 +40,8 @@ SEARCH_TYPES = ("auto", "text", "vector", "hybrid")
 MAX_LIMIT = 200
 MIN_BUDGET = 200
 RRF_K = 60  # the usual reciprocal-rank-fusion constant
+# Bookkeeping columns of `lancelot index` and LanceDB's score columns: never sent as metadata.
+HIDDEN_COLUMNS = frozenset({"_score", "_distance", "_relevance_score", "_rowid", HASH, *FILE_STATE})
 HYBRID_DEPTH = 50  # candidates taken from each ranking before fusing
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
 
@@ -101,16 +107,22 @@ class Engine:
         table: str | None = None,
         text_column: str | None = None,
         vector_column: str | None = None,
+        path_prefix: str | None = None,
+        filters: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Ranked hits for ``query``. See SPEC §3 (lancedb_search) for the reply's fields."""
-        reply = self._search(query, limit, search_type, table, text_column, vector_column)
+        """Ranked hits for ``query``. See SPEC §3 (lancedb_search) for the reply's fields.
+
+        ``path_prefix`` and ``filters`` (column -> value, or a list of values for any of them)
+        narrow the rows *before* ranking, so a filtered search still returns its best hits.
+        """
+        reply = self._search(query, limit, search_type, table, text_column, vector_column, path_prefix, filters)
         for hit in reply["hits"]:
             del hit["_text"]
         return reply
 
     def _search(
         self, query: str, limit: int | None, search_type: str, table: str | None, text_column: str | None,
-        vector_column: str | None,
+        vector_column: str | None, path_prefix: str | None = None, filters: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """``search`` with each hit's whole text kept under ``_text`` (for ``query``)."""
         limit = self._limit(limit)
@@ -119,13 +131,15 @@ class Engine:
         tbl = self._table(table)
         text_col = text_column or self.settings.text_column
         tbl.require_column(text_col, "text")
+        ask = _Ask(tbl, query, query_words(query), text_col, limit, _payload_columns(tbl),
+                   row_filter(tbl, path_prefix, filters))
         reply: dict[str, Any] = {"query": query, "table": tbl.name}
         plan = self._plan(tbl, search_type, text_col, vector_column or self.settings.vector_column)
         hits: list[dict[str, Any]] = []
         note = plan.note
         if plan.kind in ("vector", "hybrid"):
             try:
-                hits, ranking = self._vector_hits(tbl, plan, query, text_col, limit)
+                hits, ranking = self._vector_hits(ask, plan)
             except (EmbeddingError, VectorMismatchError) as exc:
                 if isinstance(exc, VectorMismatchError) and search_type != "auto":
                     raise
@@ -139,7 +153,7 @@ class Engine:
                     reply["searchType"] = plan.kind
                     reply["ranking"] = ranking
         if plan.kind == "text":
-            hits, ranking, text_note = self._text_hits(tbl, query, text_col, limit)
+            hits, ranking, text_note = self._text_hits(ask)
             reply["searchType"] = "text"
             reply["ranking"] = ranking
             note = "; ".join(part for part in (note, text_note) if part) or None
@@ -183,83 +197,78 @@ class Engine:
         kind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
         return _Plan(kind, None, column, key)
 
-    def _vector_hits(
-        self, tbl: ReadOnlyTable, plan: _Plan, query: str, text_col: str, limit: int
-    ) -> tuple[list[dict[str, Any]], str]:
+    def _vector_hits(self, ask: _Ask, plan: _Plan) -> tuple[list[dict[str, Any]], str]:
         assert plan.column is not None and plan.key is not None
-        if not query.strip():
+        if not ask.query.strip():
             return [], "distance" if plan.kind == "vector" else "rrf"
-        vector = self._make_embedder(plan.key)([query])[0]
+        vector = self._make_embedder(plan.key)([ask.query])[0]
         if len(vector) != plan.column.dimension:
             raise VectorMismatchError(
                 f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "
                 f"{plan.column.dimension}; set EMBEDDING_MODEL to the model the table was embedded with"
             )
-        columns = _payload_columns(tbl)
-        words = query_words(query)
         if plan.kind == "hybrid":
-            return self._fused(tbl, query, vector, text_col, plan.column.name, limit, columns, words), "rrf"
-        rows = tbl.nearest(vector, plan.column.name, limit, columns)
-        return [self._hit(r, text_col, words, r.get("_distance", 0.0)) for r in rows], "distance"
+            return self._fused(ask, vector, plan.column.name), "rrf"
+        rows = ask.tbl.nearest(vector, plan.column.name, ask.limit, ask.columns, ask.row_filter)
+        return [self._hit(r, ask, r.get("_distance", 0.0)) for r in rows], "distance"
 
-    def _fused(self, tbl: ReadOnlyTable, query: str, vector: list[float], text_col: str, vector_col: str,
-               limit: int, columns: list[str], words: list[str]) -> list[dict[str, Any]]:
+    def _fused(self, ask: _Ask, vector: list[float], vector_col: str) -> list[dict[str, Any]]:
         """Reciprocal rank fusion of the BM25 and the vector ranking: score = sum of 1/(60 + rank).
 
         Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
         """
-        depth = max(limit, HYBRID_DEPTH)
-        key = (lambda row: row[ID]) if ID in columns else (lambda row: row.get(text_col))
-        lists = {"bm25": tbl.fts(query, text_col, depth, columns) if query_words(query) else [],
-                 "vector": tbl.nearest(vector, vector_col, depth, columns)}
+        depth = max(ask.limit, HYBRID_DEPTH)
+        key = (lambda row: row[ID]) if ID in ask.columns else (lambda row: row.get(ask.text_col))
+        lists = {
+            "bm25": ask.tbl.fts(ask.query, ask.text_col, depth, ask.columns, ask.row_filter) if ask.words else [],
+            "vector": ask.tbl.nearest(vector, vector_col, depth, ask.columns, ask.row_filter),
+        }
         fused: dict[Any, dict[str, Any]] = {}
         for name, rows in lists.items():
             for rank, row in enumerate(rows, start=1):
                 entry = fused.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
                 entry["score"] += 1.0 / (RRF_K + rank)
                 entry["ranks"][name] = rank
-        best = sorted(fused.values(), key=lambda e: -e["score"])[:limit]
-        return [{**self._hit(e["row"], text_col, words, e["score"]), "ranks": e["ranks"]} for e in best]
+        best = sorted(fused.values(), key=lambda e: -e["score"])[:ask.limit]
+        return [{**self._hit(e["row"], ask, e["score"]), "ranks": e["ranks"]} for e in best]
 
-    def _text_hits(
-        self, tbl: ReadOnlyTable, query: str, text_col: str, limit: int
-    ) -> tuple[list[dict[str, Any]], str, str | None]:
-        words = query_words(query)
-        if text_col in tbl.fts_columns():
-            if not words:
+    def _text_hits(self, ask: _Ask) -> tuple[list[dict[str, Any]], str, str | None]:
+        if ask.text_col in ask.tbl.fts_columns():
+            if not ask.words:
                 return [], "bm25", "the query has no words to search for"
-            rows = tbl.fts(query, text_col, limit, _payload_columns(tbl))
-            return [self._hit(r, text_col, words, r.get("_score", 0.0)) for r in rows], "bm25", None
-        note = f"the table has no full-text index on {text_col!r}, so hits are ranked by the share of query words they contain"
-        if not words:
+            rows = ask.tbl.fts(ask.query, ask.text_col, ask.limit, ask.columns, ask.row_filter)
+            return [self._hit(r, ask, r.get("_score", 0.0)) for r in rows], "bm25", None
+        note = (f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
+                f"query words they contain")
+        if not ask.words:
             return [], "substring", "the query has no words to search for"
         import pyarrow.compute as pc
 
-        data = tbl.scan(_payload_columns(tbl))
-        texts = pc.fill_null(data.column(text_col).cast("string"), "")
+        data = ask.tbl.scan(ask.columns, ask.row_filter)
+        texts = pc.fill_null(data.column(ask.text_col).cast("string"), "")
         counts = None
-        for word in words:
+        for word in ask.words:
             found = pc.cast(pc.match_substring(texts, word, ignore_case=True), "int32")
             counts = found if counts is None else pc.add(counts, found)
-        candidates = [i for i, count in enumerate(counts.to_pylist()) if count]  # type: ignore[union-attr]
+        candidates = [i for i, count in enumerate(counts.to_pylist()) if count] if counts is not None else []
         rows = data.take(candidates).to_pylist() if candidates else []
         # Score in Python (the original's share of words); Arrow only narrowed the candidates.
-        scored = [(matched_share(str(r.get(text_col) or ""), words), i, r) for i, r in enumerate(rows)]
-        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:limit]
-        return [self._hit(r, text_col, words, share) for share, _, r in scored], "substring", note
+        scored = [(matched_share(str(r.get(ask.text_col) or ""), ask.words), i, r) for i, r in enumerate(rows)]
+        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:ask.limit]
+        return [self._hit(r, ask, share) for share, _, r in scored], "substring", note
 
-    def _hit(self, row: dict[str, Any], text_col: str, words: list[str], score: float) -> dict[str, Any]:
-        text = str(row.get(text_col) or "")
+    def _hit(self, row: dict[str, Any], ask: _Ask, score: float) -> dict[str, Any]:
+        text = str(row.get(ask.text_col) or "")
         source = next((str(row[c]) for c in SOURCE_COLUMNS if row.get(c)), "")
         title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
-        hidden = {ID, TITLE, text_col, "_score", "_distance", "_relevance_score", "_rowid", HASH}
+        hidden = {ID, TITLE, ask.text_col, *HIDDEN_COLUMNS}
         return {
             "id": str(row[ID]) if row.get(ID) is not None else f"{source}#?",
             "score": _number(score),
-            "matched": round(matched_share(text, words), 3),
+            "matched": round(matched_share(text, ask.words), 3),
             "title": str(title),
             "source": source,
-            "snippet": snippet(text, words),
+            "snippet": snippet(text, ask.words),
             "metadata": {k: _json_safe(v) for k, v in row.items() if k not in hidden},
             "_text": text,
         }
@@ -274,23 +283,23 @@ class Engine:
         warm_start: bool = False,
         table: str | None = None,
         limit: int | None = None,
+        path_prefix: str | None = None,
+        filters: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """One Markdown context block for ``question`` (or an overview with ``warm_start``).
 
         Returns ``{"question", "table", "mode", "searchType", "ranking", "note"?, "budget",
         "included", "leftOut", "context"}``; ``context`` is the Markdown, at most ``budget`` characters.
         """
-        budget = self.settings.context_budget if context_budget is None else context_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
-            raise InvalidArgumentError(f"contextBudget must be a whole number of at least {MIN_BUDGET}, got {budget!r}")
+        budget = self._budget(context_budget)
         limit = self._limit(limit)
         if warm_start:
             tbl = self._table(table)
-            chunks = self._overview(tbl, limit)
+            chunks = self._overview(tbl, limit, row_filter(tbl, path_prefix, filters))
             info: dict[str, Any] = {"table": tbl.name, "mode": "overview", "searchType": "overview",
                                     "ranking": "overview"}
         else:
-            found = self._search(question, limit, "auto", table, None, None)
+            found = self._search(question, limit, "auto", table, None, None, path_prefix, filters)
             chunks = [Chunk(h["title"], h["source"], h["_text"]) for h in found.pop("hits")]
             info = {"table": found["table"], "mode": "question", "searchType": found["searchType"],
                     "ranking": found["ranking"]}
@@ -301,11 +310,21 @@ class Engine:
         return {"question": question, **info, "budget": budget, "included": included, "leftOut": left_out,
                 "context": markdown}
 
-    def _overview(self, tbl: ReadOnlyTable, limit: int) -> list[Chunk]:
+    def _budget(self, context_budget: int | None) -> int:
+        budget = self.settings.context_budget if context_budget is None else context_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+            raise InvalidArgumentError(f"contextBudget must be a whole number of at least {MIN_BUDGET}, got {budget!r}")
+        return budget
+
+    def _overview(self, tbl: ReadOnlyTable, limit: int, narrow: RowFilter | None = None) -> list[Chunk]:
+        """README/index/overview documents first, then the opening chunk of each document, shallow
+        paths first. Picks from a scan without the text column, then reads the texts it picked."""
         text_col = self.settings.text_column
         tbl.require_column(text_col, "text")
-        wanted = [c for c in (*SOURCE_COLUMNS, TITLE, CHUNK, text_col) if c in tbl.columns]
-        rows = tbl.scan(wanted).to_pylist()
+        wanted = [c for c in (ID, *SOURCE_COLUMNS, TITLE, CHUNK) if c in tbl.columns]
+        if ID not in wanted:  # no way to fetch the picked rows again: read the text in the same scan
+            wanted.append(text_col)
+        rows = tbl.scan(wanted, narrow).to_pylist()
         firsts: dict[str, int] = {}
         ranked = []
         for position, row in enumerate(rows):
@@ -319,13 +338,78 @@ class Engine:
                 priority = 1
             else:
                 continue
-            depth = source.count("/")
-            ranked.append(((priority, depth, source, chunk_no or 0), row, source))
+            ranked.append(((priority, source.count("/"), source, chunk_no or 0), row, source))
         ranked.sort(key=lambda item: item[0])
+        picked = ranked[:limit]
+        if ID in wanted and picked:
+            ids = tuple(row[ID] for _, row, _ in picked)
+            texts = {r[ID]: r[text_col] for r in tbl.scan([ID, text_col], RowFilter(equals=((ID, ids),))).to_pylist()}
+            for _, row, _ in picked:
+                row[text_col] = texts.get(row[ID])
         return [
             Chunk(str(row.get(TITLE) or os.path.basename(source) or "(untitled)"), source, str(row.get(text_col) or ""))
-            for _, row, source in ranked[:limit]
+            for _, row, source in picked
         ]
+
+    # -- document ---------------------------------------------------------------------------
+
+    def document(
+        self,
+        source: str | None = None,
+        *,
+        chunk_id: str | None = None,
+        before: int = 2,
+        after: int = 2,
+        context_budget: int | None = None,
+        table: str | None = None,
+    ) -> dict[str, Any]:
+        """A whole indexed document (its chunks in order, joined), or a window of ``before`` and
+        ``after`` chunks around ``chunk_id``, cut to the budget. Reads the table only, never files.
+
+        Returns ``{"source", "title", "table", "chunks", "first", "last", "included", "cut",
+        "budget", "context"}`` (``first``/``last``: chunk positions shown, 0-based, of ``chunks``).
+        """
+        if not source and not chunk_id:
+            raise InvalidArgumentError("give a source (a document's path, as search hits show it) or a hit id")
+        for name, value in (("before", before), ("after", after)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
+                raise InvalidArgumentError(f"{name} must be a whole number from 0 to {MAX_LIMIT}, got {value!r}")
+        budget = self._budget(context_budget)
+        tbl = self._table(table)
+        text_col = self.settings.text_column
+        tbl.require_column(text_col, "text")
+        source_col = next((c for c in SOURCE_COLUMNS if c in tbl.columns), None)
+        if source_col is None:
+            raise ColumnNotFoundError(f"table {tbl.name!r} has no source column ({', '.join(SOURCE_COLUMNS)})")
+        columns = [c for c in (ID, source_col, TITLE, CHUNK, text_col) if c in tbl.columns]
+        if chunk_id:
+            if ID not in tbl.columns:
+                raise ColumnNotFoundError(f"table {tbl.name!r} has no id column; ask by source instead")
+            hit = tbl.scan(columns, RowFilter(equals=((ID, (chunk_id,)),))).to_pylist()
+            if not hit:
+                raise DocumentNotFoundError(f"no chunk with id {chunk_id!r} in table {tbl.name!r}; "
+                                            f"use lancedb_search to find ids")
+            source = str(hit[0][source_col])
+        rows = tbl.scan(columns, RowFilter(equals=((source_col, (source,)),))).to_pylist()
+        if not rows:
+            raise DocumentNotFoundError(f"no document {source!r} in table {tbl.name!r}; sources are paths as "
+                                        f"search hits show them (use lancedb_search to find one)")
+        if CHUNK in columns:
+            rows.sort(key=lambda row: row.get(CHUNK) or 0)
+        first, last = 0, len(rows) - 1
+        if chunk_id:
+            at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
+            first, last = max(0, at - before), min(len(rows) - 1, at + after)
+        title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
+        shown = rows[first:last + 1]
+        span = f"chunks {first + 1}–{last + 1} of {len(rows)}" if (first, last) != (0, len(rows) - 1) \
+            else f"all {len(rows)} chunk{'s' if len(rows) != 1 else ''}"
+        header = f"# {title}\nsource: {source} · {span}\n"
+        body, included = _join_within(header, [str(row.get(text_col) or "") for row in shown], budget,
+                                      first, str(source))
+        return {"source": source, "title": title, "table": tbl.name, "chunks": len(rows), "first": first,
+                "last": first + included - 1 if included else None, "included": included, "cut": len(shown) - included,
+                "budget": budget, "context": body}
 
     # -- status and version -----------------------------------------------------------------
 
@@ -401,6 +485,69 @@ class Engine:
         }
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One search request, resolved against its table."""
+
+    tbl: ReadOnlyTable
+    query: str
+    words: list[str]
+    text_col: str
+    limit: int
+    columns: list[str]
+    row_filter: RowFilter | None
+
+
+def row_filter(tbl: ReadOnlyTable, path_prefix: str | None, filters: Mapping[str, Any] | None) -> RowFilter | None:
+    """Validate a path prefix and equality filters against the table; None when there are none."""
+    if not path_prefix and not filters:
+        return None
+    path_col = None
+    if path_prefix:
+        path_col = next((c for c in SOURCE_COLUMNS if c in tbl.columns), None)
+        if path_col is None:
+            raise ColumnNotFoundError(f"pathPrefix needs a source column ({', '.join(SOURCE_COLUMNS)}); table "
+                                      f"{tbl.name!r} has: {', '.join(tbl.columns)}")
+    equals = []
+    types = {field.name: field.type for field in tbl.schema}
+    for column, value in (filters or {}).items():
+        if column not in types:
+            raise ColumnNotFoundError(f"cannot filter on {column!r}: table {tbl.name!r} has no such column; "
+                                      f"its columns are: {', '.join(tbl.columns)}")
+        values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+        if not values:
+            raise InvalidArgumentError(f"filter {column!r} needs at least one value")
+        equals.append((column, tuple(_coerce(column, types[column], v) for v in values)))
+    return RowFilter(path_col, path_prefix or None, tuple(equals))
+
+
+def _coerce(column: str, kind: Any, value: Any) -> Any:
+    """A filter value as the column's type (so "3" can match an int column), or a clear error."""
+    import pyarrow as pa
+
+    try:
+        if pa.types.is_boolean(kind):
+            if isinstance(value, str) and value.lower() in {"true", "false"}:
+                return value.lower() == "true"
+            if isinstance(value, bool):
+                return value
+            raise ValueError
+        if pa.types.is_integer(kind):
+            if isinstance(value, bool):
+                raise ValueError
+            return int(value)
+        if pa.types.is_floating(kind):
+            return float(value)
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if isinstance(value, (dict, list)):
+                raise ValueError
+            return value if isinstance(value, str) else json.dumps(value)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"filter {column!r}: {value!r} is not a valid {kind} value") from None
+    raise InvalidArgumentError(f"cannot filter on {column!r}: only text, number and true/false columns can be "
+                               f"filtered, and it holds {kind}")
+
+
 class _Plan:
     __slots__ = ("kind", "note", "column", "key")
 
@@ -416,6 +563,31 @@ def _payload_columns(tbl: ReadOnlyTable) -> list[str]:
 
     return [f.name for f in tbl.schema if f.name not in vectors and not (
         pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type))]
+
+
+def _join_within(header: str, texts: list[str], budget: int, first: int, source: str) -> tuple[str, int]:
+    """Header plus whole chunk texts in order while they fit; a last line says what was cut."""
+    body = header
+    included = 0
+    for n, text in enumerate(texts):
+        rest = len(texts) - n - 1
+        tail = _cut_line(rest, first + n + 1, source) if rest else ""
+        piece = "\n" + text.strip() + "\n"
+        if len(body) + len(piece) + len(tail) > budget:
+            break
+        body += piece
+        included += 1
+    if included < len(texts):
+        tail = _cut_line(len(texts) - included, first + included, source)
+        if len(body) + len(tail) > budget:
+            body = body[: max(0, budget - len(tail))]
+        body += tail
+    return body[:budget], included
+
+
+def _cut_line(count: int, next_chunk: int, source: str) -> str:
+    return (f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; ask again with a larger "
+            f"contextBudget, or around a later chunk id (next: {source}#{next_chunk})._\n")
 
 
 def _context_header(question: str, info: dict[str, Any]) -> str:

@@ -25,6 +25,10 @@ class TableNotFoundError(LancelotError):
     """The table asked for is not in the database."""
 
 
+class DocumentNotFoundError(LancelotError):
+    """No indexed document (or chunk) has the source or id asked for."""
+
+
 class ColumnNotFoundError(LancelotError):
     """The column asked for (text or vector) is not in the table."""
 

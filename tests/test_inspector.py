@@ -26,7 +26,7 @@ INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 # Generous: the first call may download the package.
 TIMEOUT = 300
 
-TOOLS = {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+from tests.support.expected import TOOLS
 
 NPX = shutil.which("npx")
 needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not on PATH (install Node.js to run the MCP Inspector test)")

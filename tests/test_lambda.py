@@ -21,7 +21,7 @@ from lancelot_cli.server import aws_lambda
 from tests.conftest import hash_tree
 
 API_HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
-TOOLS = {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+from tests.support.expected import TOOLS
 MAX_BODY = 64 * 1024
 
 

@@ -23,7 +23,7 @@ from lancelot_cli.settings import load
 from tests.conftest import REPO, hash_tree, lancelot_command, subprocess_env
 from tests.support.embed_server import MODEL
 
-TOOLS = {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+from tests.support.expected import TOOLS
 
 
 @pytest.fixture
@@ -55,6 +55,11 @@ ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("lancedb_query", {"question": "how do refunds work?"}),
     ("lancedb_query", {"question": "anything", "warmStart": True, "contextBudget": 1000}),
     ("lancedb_query", {"question": "refund", "contextBudget": 5}),
+    ("lancedb_search", {"query": "refund", "pathPrefix": "policies/", "filters": {"chunk": 0}}),
+    ("lancedb_search", {"query": "refund", "filters": {"path": "x' OR '1'='1"}}),
+    ("lancedb_document", {"source": "policies/refunds.md"}),
+    ("lancedb_document", {"id": "policies/refunds.md#0", "before": 0, "after": 1}),
+    ("lancedb_document", {"source": "nope.md"}),
     ("lancedb_status", {}),
     ("lancedb_status", {"verbose": True}),
     ("lancedb_version", {}),
@@ -64,7 +69,7 @@ ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
 # -- tool surface --------------------------------------------------------------------------------
 
 @pytest.mark.anyio
-async def test_tools_are_the_four_read_only_ones_with_their_schemas(sample_db: Path) -> None:
+async def test_tools_are_the_read_only_ones_with_their_schemas(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
@@ -79,9 +84,12 @@ async def test_tools_are_the_four_read_only_ones_with_their_schemas(sample_db: P
     assert (search["limit"]["minimum"], search["limit"]["maximum"], search["limit"]["default"]) == (1, 200, 20)
     assert search["searchType"]["enum"] == ["auto", "text", "vector", "hybrid"]
     assert search["searchType"]["default"] == "auto"
-    assert {"table", "textColumn", "vectorColumn"} <= set(search)
+    assert {"table", "textColumn", "vectorColumn", "pathPrefix", "filters"} <= set(search)
     query = tools["lancedb_query"].input_schema["properties"]
-    assert set(query) == {"question", "contextBudget", "warmStart", "table", "limit"}
+    assert set(query) == {"question", "contextBudget", "warmStart", "table", "limit", "pathPrefix", "filters"}
+    document = tools["lancedb_document"].input_schema["properties"]
+    assert set(document) == {"source", "id", "before", "after", "contextBudget", "table"}
+    assert "lancedb_search" in tools["lancedb_document"].description
     assert query["contextBudget"]["default"] == 8000
     assert set(tools["lancedb_status"].input_schema["properties"]) == {"verbose"}
     assert tools["lancedb_version"].input_schema.get("properties", {}) == {}
@@ -199,6 +207,53 @@ async def test_vector_and_hybrid_through_the_real_openai_client(vector_env, vect
     assert scores == sorted(scores)
     assert vector_env.requests == 2
     assert all("vector" not in hit["metadata"] for hit in vector["hits"] + hybrid["hits"])
+
+
+@pytest.mark.anyio
+async def test_filters_narrow_before_ranking_and_resist_hostile_values(sample_db: Path) -> None:
+    async with Client(_server(sample_db)) as client:
+        async def sources(arguments: dict) -> list[str]:
+            result = await client.call_tool("lancedb_search", {"query": "refund", "limit": 50, **arguments})
+            assert not result.is_error, _text(result)
+            return [hit["source"] for hit in result.structured_content["hits"]]
+
+        everything = await sources({})
+        assert any(not s.startswith("policies/") for s in everything)
+        policies = await sources({"pathPrefix": "policies/"})
+        assert policies and all(s.startswith("policies/") for s in policies)
+        # Prefiltering: a folder whose documents rank low overall still gets its hits.
+        guides = await sources({"pathPrefix": "guides/"})
+        assert guides and all(s.startswith("guides/") for s in guides)
+        assert await sources({"filters": {"path": ["faq.txt", "glossary.html"]}}) == \
+            [s for s in everything if s in {"faq.txt", "glossary.html"}]
+        for hostile in ("x' OR '1'='1", "') OR 1=1 --", "policies/%", "ünïcødé ✓", "\"; DROP TABLE documents; --"):
+            assert await sources({"filters": {"path": hostile}}) == []
+            assert await sources({"pathPrefix": hostile}) == []
+        bad = await client.call_tool("lancedb_search", {"query": "refund", "filters": {"kind": "adr"}})
+        assert bad.is_error and "its columns are: id, path" in _text(bad)
+
+
+@pytest.mark.anyio
+async def test_document_reads_whole_documents_and_windows_within_budget(tmp_path: Path) -> None:
+    from lancelot_cli.indexer import index_folder
+
+    src = tmp_path / "src"
+    src.mkdir()
+    paragraphs = [f"Paragraph {n} says marker{n:02d} " + "and more words " * 12 for n in range(50)]
+    (src / "long.md").write_text("# Long document\n\n" + "\n\n".join(paragraphs))
+    db = tmp_path / "db"
+    index_folder(src, str(db), chunk_size=200)
+    async with Client(_server(db)) as client:
+        whole = _text(await client.call_tool("lancedb_document", {"source": "long.md", "contextBudget": 100000}))
+        window = _text(await client.call_tool("lancedb_document", {"id": "long.md#10", "before": 1, "after": 2}))
+        small = _text(await client.call_tool("lancedb_document", {"source": "long.md", "contextBudget": 1500}))
+        missing = await client.call_tool("lancedb_document", {"source": "nope.md"})
+    positions = [whole.index(f"marker{n:02d}") for n in range(50)]
+    assert positions == sorted(positions)  # every paragraph, in order
+    assert whole.startswith("# Long document\nsource: long.md · all ")
+    assert "chunks 10–13 of" in window
+    assert len(small) <= 1500 and "more chunks cut to fit the budget" in small and "marker00" in small
+    assert missing.is_error and "lancedb_search" in _text(missing)
 
 
 # -- read-only proof -----------------------------------------------------------------------------

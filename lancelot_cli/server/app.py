@@ -1,4 +1,4 @@
-"""The MCP server: four read-only tools, each a thin adapter over ``Engine``.
+"""The MCP server: five read-only tools, each a thin adapter over ``Engine``.
 
 The engine (and with it lancedb) is created on the first tool call, so ``initialize`` is
 answered without waiting for ``import lancedb`` (~1.5 s).
@@ -27,6 +27,12 @@ from lancelot_cli.storage.schema import is_local, local_path
 T = TypeVar("T")
 
 Table = Annotated[str, Field(description="Table to use.")]
+FilterValue = str | int | float | bool
+PathPrefix = Annotated[str | None, Field(description="Only documents whose path starts with this, e.g. "
+                                                     "\"docs/adr/\" (a folder needs its trailing slash).")]
+Filters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(
+    description="Only rows whose columns equal these values, e.g. {\"kind\": \"adr\"} or "
+                "{\"status\": [\"accepted\", \"proposed\"]} (any of a list). Applied before ranking.")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
@@ -44,8 +50,9 @@ Scores: text (ranking "bm25" or "substring") and hybrid ("rrf"): higher is bette
 ("distance"): lower is closer.
 
 Use this to locate where something is written, to list candidates, or to look up exact terms,
-codes and identifiers. Use lancedb_query instead when you want the full text of the best passages
-packed into one context block to answer a question."""
+codes and identifiers; narrow it with pathPrefix or filters. Use lancedb_query instead when you
+want the full text of the best passages packed into one context block to answer a question, and
+lancedb_document to read a whole document (or the chunks around a hit's id)."""
 
 QUERY_DESCRIPTION = """\
 Retrieve context for answering a question: runs a search for `question` and returns the best
@@ -54,9 +61,20 @@ rank order), never longer than contextBudget characters; chunks that do not fit 
 counted at the end. Read-only: it never changes the database and generates no answer itself.
 
 Use this when you need the passages themselves to answer from. Use lancedb_search instead to find
-where something is, to see many hits cheaply, or to choose a search type. Set warmStart=true at
-the start of a session to get an overview of the collection (README/index/overview documents and
-the opening chunk of each document) instead of answering `question`."""
+where something is, to see many hits cheaply, or to choose a search type, and lancedb_document to
+read one document in full. Set warmStart=true at the start of a session to get an overview of the
+collection (README/index/overview documents and the opening chunk of each document) instead of
+answering `question`."""
+
+DOCUMENT_DESCRIPTION = """\
+Read one indexed document: its chunks in order, joined, as Markdown (a header with its title,
+source and which chunks are shown, then the text), cut to contextBudget characters with a last
+line saying what was cut and where to go on. Give `source` (a path as search hits show it) for
+the whole document, or `id` (a hit's id) with `before`/`after` for the chunks around that hit.
+Read-only: it reads the database, never files.
+
+Division of labour: lancedb_search finds, lancedb_query packs the best passages for a question,
+lancedb_document reads."""
 
 STATUS_DESCRIPTION = """\
 Report what can be searched: the database connection (path, ok or the error), each table with
@@ -78,7 +96,8 @@ def instructions(settings: Settings) -> str:
         "Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
         "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
         "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
-        "for an overview), lancedb_status when something fails or to see tables and vectors.",
+        "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
+        "lancedb_status when something fails or to see tables and vectors.",
     ]
     path = settings.db_path
     if not path:
@@ -162,9 +181,12 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         table: Table = settings.table,
         textColumn: Annotated[str, Field(description="Column holding the text.")] = settings.text_column,
         vectorColumn: Annotated[str, Field(description="Column holding the vectors.")] = settings.vector_column,
+        pathPrefix: PathPrefix = None,
+        filters: Filters = None,
     ) -> Annotated[CallToolResult, SearchReply]:
         reply = _run(lambda: get_engine().search(query, limit=limit, search_type=searchType, table=table,
-                                                 text_column=textColumn, vector_column=vectorColumn))
+                                                 text_column=textColumn, vector_column=vectorColumn,
+                                                 path_prefix=pathPrefix, filters=filters))
         return _json_result(reply)
 
     @server.tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,
@@ -175,9 +197,25 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         warmStart: Annotated[bool, Field(description="Return an overview of the collection instead of answering the question.")] = False,
         table: Table = settings.table,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum chunks, 1 to {MAX_LIMIT}.")] = settings.default_limit,
+        pathPrefix: PathPrefix = None,
+        filters: Filters = None,
     ) -> str:
         reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
-                                                table=table, limit=limit))
+                                                table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
+        return str(reply["context"])
+
+    @server.tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
+                 annotations=READ_ONLY, structured_output=False)
+    def lancedb_document(
+        source: Annotated[str | None, Field(description="The document's path, as search hits show it.")] = None,
+        id: Annotated[str | None, Field(description="A hit's id: read the chunks around it instead.")] = None,  # noqa: A002
+        before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before the hit (with id).")] = 2,
+        after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after the hit (with id).")] = 2,
+        contextBudget: Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")] = settings.context_budget,
+        table: Table = settings.table,
+    ) -> str:
+        reply = _run(lambda: get_engine().document(source, chunk_id=id, before=before, after=after,
+                                                   context_budget=contextBudget, table=table))
         return str(reply["context"])
 
     @server.tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION, annotations=READ_ONLY)

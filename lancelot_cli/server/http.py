@@ -18,10 +18,11 @@ Error replies are JSON-RPC error objects. Nothing is written to stdout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
 from lancelot_cli.settings import Settings
@@ -183,10 +184,19 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> N
     level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
                             log_level=level, server_header=False)
-    try:
-        uvicorn.Server(config).run()
-    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it caught, after its graceful shutdown
-        pass
+    class Server(uvicorn.Server):
+        """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
+        kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                try:
+                    yield
+                finally:
+                    self._captured_signals.clear()  # uvicorn 0.54's list of signals to re-raise
+
+    Server(config).run()
 
 
 def _display(host: str) -> str:

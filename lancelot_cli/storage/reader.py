@@ -28,6 +28,40 @@ class VectorColumn:
     model: str | None = None  # as recorded by `lancelot index --embed`, if it was
 
 
+@dataclass(frozen=True)
+class RowFilter:
+    """Which rows a search may return: a path prefix and equality tests on scalar columns.
+
+    Values reach LanceDB only as typed literals (``lancedb.expr``), never as SQL text, so a value
+    such as ``x' OR '1'='1`` is just a string that matches nothing.
+    """
+
+    path_column: str | None = None
+    path_prefix: str | None = None
+    equals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.path_prefix) or bool(self.equals)
+
+
+def _where(row_filter: RowFilter | None) -> Any:
+    if not row_filter:
+        return None
+    from lancedb.expr import col, lit
+
+    parts = []
+    if row_filter.path_prefix and row_filter.path_column:
+        path = col(row_filter.path_column)
+        # A prefix as a range of strings: every string that starts with P sorts in [P, P + U+10FFFF).
+        parts.append((path >= lit(row_filter.path_prefix)) & (path < lit(row_filter.path_prefix + "\U0010ffff")))
+    for column, values in row_filter.equals:
+        parts.append(col(column) == lit(values[0]) if len(values) == 1 else col(column).isin(list(values)))
+    where = parts[0]
+    for part in parts[1:]:
+        where = where & part
+    return where
+
+
 def _quote_identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -114,19 +148,26 @@ class ReadOnlyTable:
             return {}
         return value if isinstance(value, dict) else {}
 
-    def fts(self, query: str, column: str, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """BM25 hits with ``_score`` (higher is better)."""
+    def fts(self, query: str, column: str, limit: int, columns: Sequence[str],
+            row_filter: RowFilter | None = None) -> list[dict[str, Any]]:
+        """BM25 hits with ``_score`` (higher is better), among the rows the filter allows."""
         search = self._table.search(query, query_type="fts", fts_columns=column)
-        return search.limit(limit).select([*columns, "_score"]).to_list()
+        return _filtered(search, row_filter).limit(limit).select([*columns, "_score"]).to_list()
 
-    def nearest(self, vector: Sequence[float], column: str, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """Nearest rows by vector with ``_distance`` (lower is closer)."""
+    def nearest(self, vector: Sequence[float], column: str, limit: int, columns: Sequence[str],
+                row_filter: RowFilter | None = None) -> list[dict[str, Any]]:
+        """Nearest rows by vector with ``_distance`` (lower is closer), among the rows the filter allows."""
         search = self._table.search(list(vector), vector_column_name=column)
-        return search.limit(limit).select([*columns, "_distance"]).to_list()
+        return _filtered(search, row_filter).limit(limit).select([*columns, "_distance"]).to_list()
 
-    def scan(self, columns: Sequence[str]) -> pa.Table:
-        """Every row, only the named columns."""
-        return self._table.search().select(list(columns)).limit(None).to_arrow()
+    def scan(self, columns: Sequence[str], row_filter: RowFilter | None = None) -> pa.Table:
+        """Every row the filter allows, only the named columns."""
+        return _filtered(self._table.search(), row_filter).select(list(columns)).limit(None).to_arrow()
+
+
+def _filtered(search: Any, row_filter: RowFilter | None) -> Any:
+    where = _where(row_filter)
+    return search if where is None else search.where(where, prefilter=True)
 
 
 class ReadOnlyDatabase:

@@ -1,0 +1,581 @@
+"""HTTP mode (SPEC §7) against real `lancelot serve --http` processes: the SDK's Streamable HTTP
+client in both protocol modes, every Guard rule through raw ``http.client`` requests (exact Host
+headers and bodies), non-loopback binds, stdout silence, clean shutdown on SIGINT/SIGTERM, the
+port options through the real console script, the read-only proof, and a Nagle-trap latency check.
+
+Each server variant is started once per module; every spawned process is stopped in teardown.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from lancelot_cli.cli.serve import DEFAULT_HTTP_PORT, with_http_default
+from tests.conftest import hash_tree, lancelot_command, subprocess_env
+
+pytestmark = pytest.mark.slow
+
+from tests.support.expected import TOOLS
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+ACCEPT = "application/json, text/event-stream"
+ORIGINS = "https://app.example,https://other.example"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# -- spawning real servers ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A running `lancelot serve --http` process; its stdout and stderr go to files."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    stdout_path: Path
+    stderr_path: Path
+    url: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    @property
+    def stdout(self) -> bytes:
+        return self.stdout_path.read_bytes()
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> tuple[int | None, float]:
+        """Send ``sig`` and wait; returns (exit code or None if it had to be killed, seconds taken)."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode, 0.0
+        start = time.monotonic()
+        self.proc.send_signal(sig)
+        try:
+            code: int | None = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=timeout)
+            code = None
+        return code, time.monotonic() - start
+
+
+def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str) -> Served:
+    """Spawn `lancelot serve ARGS` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config").mkdir(exist_ok=True)
+    stdout_path, stderr_path = workdir / "stdout", workdir / "stderr"
+    environ = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(workdir / "config"),
+                             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **env)
+    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        proc = subprocess.Popen([*lancelot_command(), "serve", *args], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err, env=environ, cwd=workdir)
+    served = Served(proc, port, stdout_path, stderr_path)
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"`lancelot serve {' '.join(args)}` exited with {proc.returncode}:\n{served.stderr}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return served
+        except OSError:
+            if time.monotonic() > deadline:
+                served.stop(signal.SIGKILL)
+                pytest.fail(f"`lancelot serve {' '.join(args)}` did not listen on {port} within "
+                            f"{START_TIMEOUT} s:\n{served.stderr}")
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start servers for this module and always stop them at the end."""
+    started: list[Served] = []
+
+    def _spawn(args: list[str], port: int, db: Path, **env: str) -> Served:
+        served = start_server(args, port, tmp_path_factory.mktemp("http-server"), db, **env)
+        started.append(served)
+        return served
+
+    yield _spawn
+    for served in started:
+        served.stop(signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def loopback(spawn: Any, sample_db: Path) -> Served:
+    """The default: 127.0.0.1, no allowed-hosts or allowed-origins lists."""
+    port = free_port()
+    return spawn(["--http", str(port)], port, sample_db)
+
+
+@pytest.fixture(scope="module")
+def with_origins(spawn: Any, sample_db: Path) -> Served:
+    port = free_port()
+    return spawn(["--http", str(port)], port, sample_db, LANCELOT_ALLOWED_ORIGINS=ORIGINS)
+
+
+@pytest.fixture(scope="module")
+def open_bind(spawn: Any, sample_db: Path) -> Served:
+    """--host 0.0.0.0 with no LANCELOT_ALLOWED_HOSTS: the Host header is not checked."""
+    port = free_port()
+    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db)
+
+
+@pytest.fixture(scope="module")
+def open_bind_listed(spawn: Any, sample_db: Path) -> Served:
+    port = free_port()
+    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db,
+                 LANCELOT_ALLOWED_HOSTS=f"myhost:{port}")
+
+
+# -- raw HTTP -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+    seconds: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def rpc(name: str = "lancedb_version", arguments: dict[str, Any] | None = None, id: int = 1) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": name, "arguments": arguments or {}}}).encode()
+
+
+def request(port: int, method: str = "POST", path: str = "/mcp", body: bytes | None = None,
+            headers: dict[str, str] | None = None, conn: http.client.HTTPConnection | None = None,
+            timeout: float = 10.0) -> Reply:
+    """One request with http.client. Host defaults to ``127.0.0.1:PORT``; a ``Host`` in ``headers``
+    replaces it. POSTs get a JSON tools/call body and the Content-Type/Accept the SDK wants."""
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    sent = {"Content-Type": "application/json", "Accept": ACCEPT} if method == "POST" else {"Accept": ACCEPT}
+    sent.update(headers or {})
+    if method == "POST" and body is None:
+        body = rpc()
+    start = time.monotonic()
+    try:
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        data = response.read()
+        return Reply(response.status, response.headers, data, time.monotonic() - start)
+    finally:
+        if own:
+            conn.close()
+
+
+def assert_tool_reply(reply: Reply, id: int = 1) -> dict[str, Any]:
+    assert reply.status == 200, (reply.status, reply.body[:500])
+    message = reply.json()
+    assert message["jsonrpc"] == "2.0" and message["id"] == id and "result" in message, message
+    return message["result"]
+
+
+def assert_error(reply: Reply, status: int) -> dict[str, Any]:
+    assert reply.status == status, (reply.status, reply.body[:500])
+    assert reply.headers.get("Content-Type", "").startswith("application/json")
+    message = reply.json()
+    assert message["jsonrpc"] == "2.0" and "error" in message, message
+    return message["error"]
+
+
+def _text(result: Any) -> str:
+    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
+
+
+# Every tool, with good and bad arguments (bad ones must come back as tool errors, not crashes).
+ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("lancedb_search", {"query": "refund policy"}),
+    ("lancedb_search", {"query": "refund", "searchType": "text", "limit": 3}),
+    ("lancedb_search", {"query": "refund", "searchType": "vector"}),
+    ("lancedb_search", {"query": "refund", "searchType": "hybrid"}),
+    ("lancedb_search", {"query": "refund", "searchType": "fuzzy"}),
+    ("lancedb_search", {"query": "refund", "limit": 0}),
+    ("lancedb_search", {"query": "refund", "limit": 201}),
+    ("lancedb_search", {"query": "refund", "table": "missing"}),
+    ("lancedb_search", {"query": "refund", "textColumn": "nope"}),
+    ("lancedb_search", {"query": "x' OR '1'='1"}),
+    ("lancedb_search", {}),
+    ("lancedb_query", {"question": "how do refunds work?"}),
+    ("lancedb_query", {"question": "anything", "warmStart": True, "contextBudget": 1000}),
+    ("lancedb_query", {"question": "refund", "contextBudget": 5}),
+    ("lancedb_query", {"question": "refund", "table": "../../etc"}),
+    ("lancedb_status", {}),
+    ("lancedb_status", {"verbose": True}),
+    ("lancedb_version", {}),
+    ("lancedb_version", {"extra": 1}),
+    ("lancedb_document", {"source": "policies/shipping.md"}),
+    ("lancedb_document", {"source": "../../etc/passwd"}),
+    ("lancedb_drop_table", {"table": "documents"}),
+]
+
+
+async def in_process_tool_names(db: Path) -> set[str]:
+    """The tools the server defines, listed through the SDK's in-memory client (no HTTP)."""
+    from lancelot_cli.server.app import build_server
+    from lancelot_cli.settings import load
+
+    async with Client(build_server(load(environ={**os.environ, "LANCEDB_PATH": str(db)}))) as client:
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+
+# -- 1. the SDK's Streamable HTTP client ----------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("mode", "protocols"), [("auto", {"2026-07-28"}),
+                                                 ("legacy", {"2024-11-05", "2025-03-26", "2025-06-18",
+                                                             "2025-11-25"})], ids=["auto", "legacy"])
+async def test_sdk_client_lists_and_calls_the_four_tools(loopback: Served, sample_db: Path, mode: str,
+                                                         protocols: set[str]) -> None:
+    async with Client(loopback.url, mode=mode) as client:
+        assert client.protocol_version in protocols
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        search = await client.call_tool("lancedb_search", {"query": "MAX_SAVED", "limit": 3})
+        query = await client.call_tool("lancedb_query", {"question": "gift cards", "contextBudget": 2000})
+        status = await client.call_tool("lancedb_status", {})
+        version = await client.call_tool("lancedb_version", {})
+        bad = await client.call_tool("lancedb_search", {"query": "x", "limit": 0})
+    # Exactly what the server defines (checked against the same server in-process), which includes the four.
+    assert set(tools) == await in_process_tool_names(sample_db)
+    assert TOOLS <= set(tools)
+    assert all(tool.annotations is not None and tool.annotations.read_only_hint is True for tool in tools.values())
+    for result in (search, query, status, version):
+        assert not result.is_error, _text(result)
+    assert json.loads(_text(search))["hits"][0]["source"] == "guides/stock-counts.md"
+    assert "gift card" in _text(query).lower() and len(_text(query)) <= 2000
+    assert status.structured_content["tables"][0]["name"] == "documents"
+    assert version.structured_content["name"] == "lancelot"
+    assert bad.is_error and "greater than or equal to 1" in _text(bad)
+
+
+# -- 2. the Guard rules, one request each ----------------------------------------------------------
+
+
+def test_stateless_post_needs_no_initialize_and_answers_one_json_object(loopback: Served) -> None:
+    reply = request(loopback.port, body=rpc("lancedb_status", {}, id=7))
+    result = assert_tool_reply(reply, id=7)
+    assert reply.headers.get("Content-Type", "").split(";")[0].strip() == "application/json"
+    assert reply.headers.get("Mcp-Session-Id") is None
+    assert result["isError"] is False and result["structuredContent"]["tables"][0]["name"] == "documents"
+
+
+def test_get_is_405_with_allow_post_and_no_event_stream(loopback: Served) -> None:
+    reply = request(loopback.port, "GET", headers={"Accept": "text/event-stream"}, timeout=5)
+    assert_error(reply, 405)
+    assert reply.headers.get("Allow") == "POST"
+    assert "text/event-stream" not in reply.headers.get("Content-Type", "")
+    assert reply.seconds < 2.0
+
+
+def test_delete_is_405_with_allow_post(loopback: Served) -> None:
+    reply = request(loopback.port, "DELETE", timeout=5)
+    assert_error(reply, 405)
+    assert reply.headers.get("Allow") == "POST"
+
+
+def test_put_is_405(loopback: Served) -> None:
+    reply = request(loopback.port, "PUT", body=rpc(), headers={"Content-Type": "application/json"}, timeout=5)
+    assert_error(reply, 405)
+    assert reply.headers.get("Allow") == "POST"
+
+
+@pytest.mark.parametrize("path", ["/other", "/", "/mcp/extra", "/mcpx"])
+def test_other_paths_are_404(loopback: Served, path: str) -> None:
+    assert_error(request(loopback.port, path=path), 404)
+
+
+def test_trailing_slash_is_served_like_the_endpoint(loopback: Served) -> None:
+    reply = request(loopback.port, path="/mcp/")
+    assert reply.status == 200  # not a 307 redirect, which some clients would turn into a GET
+    assert assert_tool_reply(reply)["structuredContent"]["name"] == "lancelot"
+
+
+def _padded(size: int) -> bytes:
+    body = rpc()
+    return body + b" " * (size - len(body))
+
+
+def test_body_of_exactly_64_kib_is_accepted(loopback: Served) -> None:
+    body = _padded(65_536)
+    assert len(body) == 65_536
+    assert_tool_reply(request(loopback.port, body=body))
+
+
+def test_body_one_byte_over_64_kib_is_413(loopback: Served) -> None:
+    body = _padded(65_537)
+    assert len(body) == 65_537
+    assert_error(request(loopback.port, body=body), 413)
+
+
+def test_413_is_decided_from_content_length_before_the_body(loopback: Served) -> None:
+    """Only headers announcing 10 MB are sent; the 413 must come back without the body."""
+    conn = http.client.HTTPConnection("127.0.0.1", loopback.port, timeout=5)
+    try:
+        conn.putrequest("POST", "/mcp")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Accept", ACCEPT)
+        conn.putheader("Content-Length", "10000000")
+        conn.endheaders()
+        response = conn.getresponse()
+        status, body = response.status, response.read()
+    finally:
+        conn.close()
+    assert status == 413, body
+
+
+def test_413_is_decided_while_reading_a_chunked_body(loopback: Served) -> None:
+    """No Content-Length: 70 KB of chunks and no final chunk; the 413 must come without the end."""
+    conn = http.client.HTTPConnection("127.0.0.1", loopback.port, timeout=5)
+    try:
+        conn.putrequest("POST", "/mcp")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Accept", ACCEPT)
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.endheaders()
+        chunk = b" " * 10_000
+        for _ in range(7):
+            conn.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        response = conn.getresponse()
+        status, body = response.status, response.read()
+    finally:
+        conn.close()
+    assert status == 413, body
+
+
+def test_body_that_is_not_json_is_400(loopback: Served) -> None:
+    error = assert_error(request(loopback.port, body=b"not json"), 400)
+    assert error["code"] == -32700
+
+
+def test_no_origin_header_is_allowed(with_origins: Served) -> None:
+    assert_tool_reply(request(with_origins.port))
+
+
+@pytest.mark.parametrize("origin", ["https://app.example", "https://other.example"])
+def test_listed_origin_is_allowed(with_origins: Served, origin: str) -> None:
+    assert_tool_reply(request(with_origins.port, headers={"Origin": origin}))
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "http://app.example", "https://app.example:8443", "null"])
+def test_unlisted_origin_is_403(with_origins: Served, origin: str) -> None:
+    assert_error(request(with_origins.port, headers={"Origin": origin}), 403)
+
+
+@pytest.mark.parametrize("origin", ["https://app.example", "http://127.0.0.1:{port}", "http://localhost:{port}"])
+def test_with_no_origins_list_every_origin_is_403(loopback: Served, origin: str) -> None:
+    assert_error(request(loopback.port, headers={"Origin": origin.format(port=loopback.port)}), 403)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}"])
+def test_loopback_host_values_are_allowed(loopback: Served, host: str) -> None:
+    assert_tool_reply(request(loopback.port, headers={"Host": host.format(port=loopback.port)}))
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "evil.example:{port}", "127.0.0.1:{other}",
+                                  "localhost:{other}", "evil.example"])
+def test_other_host_values_are_403_on_loopback(loopback: Served, host: str) -> None:
+    other = loopback.port + 1 if loopback.port < 65535 else loopback.port - 1
+    reply = request(loopback.port, headers={"Host": host.format(port=loopback.port, other=other)})
+    assert_error(reply, 403)
+
+
+def test_unsupported_protocol_version_header_is_400(loopback: Served) -> None:
+    assert_error(request(loopback.port, headers={"MCP-Protocol-Version": "1999-01-01"}), 400)
+
+
+def test_known_protocol_version_header_is_served(loopback: Served) -> None:
+    assert_tool_reply(request(loopback.port, headers={"MCP-Protocol-Version": "2025-06-18"}))
+
+
+def test_missing_protocol_version_header_is_served(loopback: Served) -> None:
+    """Served as 2025-03-26 (SPEC §7): a plain JSON-RPC tools/call with no envelope works."""
+    assert_tool_reply(request(loopback.port))
+
+
+# -- 3. a non-loopback bind ---------------------------------------------------------------------------
+
+
+def test_open_bind_without_hosts_list_accepts_any_host_and_warns(open_bind: Served) -> None:
+    for host in ("evil.example", f"evil.example:{open_bind.port}", f"127.0.0.1:{open_bind.port}"):
+        assert_tool_reply(request(open_bind.port, headers={"Host": host}))
+    warnings = [line for line in open_bind.stderr.splitlines() if "warning" in line.lower()]
+    assert warnings and "LANCELOT_ALLOWED_HOSTS" in warnings[0], open_bind.stderr
+
+
+def test_open_bind_still_refuses_any_origin(open_bind: Served) -> None:
+    assert_error(request(open_bind.port, headers={"Host": "evil.example", "Origin": "http://evil.example"}), 403)
+
+
+def test_open_bind_with_hosts_list_checks_the_host(open_bind_listed: Served) -> None:
+    port = open_bind_listed.port
+    assert_tool_reply(request(port, headers={"Host": f"myhost:{port}"}))
+    assert_tool_reply(request(port, headers={"Host": f"MyHost:{port}"}))  # host names are case-insensitive
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "myhost", f"myhost:{port + 1}", "evil.example"):
+        assert_error(request(port, headers={"Host": host}), 403)
+    assert "warning" not in open_bind_listed.stderr.lower()
+
+
+# -- 4. stdout silence and shutdown ------------------------------------------------------------------
+
+
+def _traffic(port: int) -> None:
+    """A bit of everything: every tool, good and bad arguments, and each kind of refusal."""
+    with_conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        for n, (name, arguments) in enumerate(ALL_CALLS, start=1):
+            assert_tool_reply(request(port, body=rpc(name, arguments, id=n), conn=with_conn), id=n)
+    finally:
+        with_conn.close()
+    assert request(port, "GET").status == 405
+    assert request(port, path="/nope").status == 404
+    assert request(port, body=b"{oops").status == 400
+    assert request(port, body=_padded(70_000)).status == 413
+    assert request(port, headers={"Origin": "https://evil.example"}).status == 403
+    assert request(port, headers={"Host": "evil.example"}).status == 403
+    assert request(port, headers={"MCP-Protocol-Version": "1999-01-01"}).status == 400
+
+
+def test_http_mode_writes_nothing_to_stdout(spawn: Any, sample_db: Path) -> None:
+    port = free_port()
+    served = spawn(["--http", str(port)], port, sample_db, LANCELOT_LOG_LEVEL="silly")
+    _traffic(port)
+    code, _ = served.stop(signal.SIGINT)
+    assert served.stdout == b""
+    assert "serving MCP on" in served.stderr  # the logs went to stderr instead
+    assert code is not None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_stops_the_server_promptly_and_cleanly(spawn: Any, sample_db: Path, sig: int) -> None:
+    port = free_port()
+    served = spawn(["--http", str(port)], port, sample_db)
+    idle = http.client.HTTPConnection("127.0.0.1", port, timeout=10)  # an idle keep-alive connection
+    try:
+        assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"}), conn=idle))
+        code, seconds = served.stop(sig)
+    finally:
+        idle.close()
+    stderr = served.stderr
+    assert code is not None and seconds < 5.0, f"did not stop within 5 s ({seconds:.1f} s)\n{stderr}"
+    assert "Traceback" not in stderr, stderr
+    assert not re.search(r"\bERROR\b|lancelot: error", stderr), stderr
+    assert served.stdout == b""
+    assert code == 0, f"exit code {code} after {signal.Signals(sig).name}\n{stderr}"
+
+
+# -- 5. the port options, through the real console script -------------------------------------------
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_bare_http_listens_on_3000(spawn: Any, sample_db: Path) -> None:
+    if not _port_is_free(DEFAULT_HTTP_PORT):
+        pytest.skip(f"127.0.0.1:{DEFAULT_HTTP_PORT} is already in use, so `serve --http` cannot be tried")
+    served = spawn(["--http"], DEFAULT_HTTP_PORT, sample_db)
+    assert_tool_reply(request(DEFAULT_HTTP_PORT))
+    assert f"http://127.0.0.1:{DEFAULT_HTTP_PORT}/mcp" in served.stderr
+    served.stop(signal.SIGINT)
+
+
+@pytest.mark.parametrize("form", [["--http={port}"], ["--http", "{port}"], ["--port", "{port}"],
+                                  ["--http", "--port", "{port}"], ["--port", "{port}", "--http"]],
+                         ids=["http=PORT", "http PORT", "port PORT", "http --port PORT", "port PORT --http"])
+def test_port_options_through_the_console_script(spawn: Any, sample_db: Path, form: list[str]) -> None:
+    port = free_port()
+    served = spawn([arg.format(port=port) for arg in form], port, sample_db)
+    # The default allowed Host values follow the port actually used.
+    assert_tool_reply(request(port, headers={"Host": f"localhost:{port}"}))
+    assert f"http://127.0.0.1:{port}/mcp" in served.stderr
+    served.stop(signal.SIGINT)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["serve", "--http"], ["serve", "--http", "3000"]),
+    (["serve", "--http", "8080"], ["serve", "--http", "8080"]),
+    (["serve", "--http=8080"], ["serve", "--http=8080"]),
+    (["serve", "--http", "--host", "0.0.0.0"], ["serve", "--http", "3000", "--host", "0.0.0.0"]),
+    (["--db", "x", "serve", "--http"], ["--db", "x", "serve", "--http", "3000"]),
+    (["serve", "--port", "8080"], ["serve", "--port", "8080"]),
+    (["serve"], ["serve"]),
+    (["serve", "--", "--http"], ["serve", "--", "--http"]),
+])
+def test_with_http_default(args: list[str], expected: list[str]) -> None:
+    assert with_http_default(args) == expected
+
+
+# -- 6. read-only proof over HTTP --------------------------------------------------------------------
+
+
+def test_no_http_call_changes_any_database_file(loopback: Served, sample_db: Path) -> None:
+    before = hash_tree(sample_db)
+    assert before, "the sample database is empty"
+    conn = http.client.HTTPConnection("127.0.0.1", loopback.port, timeout=30)
+    try:
+        errors = 0
+        for n, (name, arguments) in enumerate(ALL_CALLS, start=1):
+            result = assert_tool_reply(request(loopback.port, body=rpc(name, arguments, id=n), conn=conn), id=n)
+            errors += bool(result.get("isError"))
+    finally:
+        conn.close()
+    assert 0 < errors < len(ALL_CALLS)  # both kinds really ran
+    assert hash_tree(sample_db) == before
+
+
+# -- 7. latency sanity: the 44 ms Nagle/delayed-ACK trap ---------------------------------------------
+
+
+def test_keep_alive_round_trips_are_not_delayed_by_nagle(loopback: Served) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", loopback.port, timeout=10)
+    try:
+        for _ in range(3):  # warm up (imports, first table open)
+            assert_tool_reply(request(loopback.port, body=rpc("lancedb_version"), conn=conn))
+        times = []
+        for n in range(20):
+            reply = request(loopback.port, body=rpc("lancedb_version", id=n), conn=conn)
+            assert_tool_reply(reply, id=n)
+            times.append(reply.seconds)
+    finally:
+        conn.close()
+    median = statistics.median(times)
+    assert median < 0.040, f"median round trip {median * 1000:.1f} ms (all: {[round(t * 1000) for t in times]})"

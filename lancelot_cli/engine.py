@@ -269,7 +269,8 @@ class Engine:
             "title": str(title),
             "source": source,
             "snippet": snippet(text, ask.words),
-            "metadata": {k: _json_safe(v) for k, v in row.items() if k not in hidden},
+            # Empty columns are left out: they cost an agent tokens and say nothing.
+            "metadata": {k: _json_safe(v) for k, v in row.items() if k not in hidden and v is not None},
             "_text": text,
         }
 
@@ -390,12 +391,7 @@ class Engine:
                 raise DocumentNotFoundError(f"no chunk with id {chunk_id!r} in table {tbl.name!r}; "
                                             f"use lancedb_search to find ids")
             source = str(hit[0][source_col])
-        rows = tbl.scan(columns, RowFilter(equals=((source_col, (source,)),))).to_pylist()
-        if not rows:
-            raise DocumentNotFoundError(f"no document {source!r} in table {tbl.name!r}; sources are paths as "
-                                        f"search hits show them (use lancedb_search to find one)")
-        if CHUNK in columns:
-            rows.sort(key=lambda row: row.get(CHUNK) or 0)
+        rows = _document_rows(tbl, source_col, columns, str(source))
         first, last = 0, len(rows) - 1
         if chunk_id:
             at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
@@ -410,6 +406,42 @@ class Engine:
         return {"source": source, "title": title, "table": tbl.name, "chunks": len(rows), "first": first,
                 "last": first + included - 1 if included else None, "included": included, "cut": len(shown) - included,
                 "budget": budget, "context": body}
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    def agent_documents(self, table: str | None = None) -> list[dict[str, str]]:
+        """Documents to offer as MCP prompts: ``kind: agent`` in their front matter, or under
+        ``agents/``. Each ``{"name", "title", "source"}``; names are unique slugs of the file names."""
+        tbl = self._table(table)
+        source_col = next((c for c in SOURCE_COLUMNS if c in tbl.columns), None)
+        if source_col is None:
+            return []
+        columns = [c for c in (source_col, TITLE) if c in tbl.columns]
+        found: dict[str, str] = {}
+        filters = [RowFilter(source_col, "agents/")]
+        if "kind" in tbl.columns and _is_text(tbl, "kind"):
+            filters.append(RowFilter(equals=(("kind", ("agent",)),)))
+        for narrow in filters:
+            for row in tbl.scan(columns, narrow).to_pylist():
+                found.setdefault(str(row[source_col]), str(row.get(TITLE) or ""))
+        agents: list[dict[str, str]] = []
+        taken: set[str] = set()
+        for source in sorted(found):
+            base = re.sub(r"[^a-z0-9_-]+", "-", os.path.splitext(os.path.basename(source))[0].lower()).strip("-")
+            name, n = base or "agent", 2
+            while name in taken:
+                name, n = f"{base}-{n}", n + 1
+            taken.add(name)
+            agents.append({"name": name, "title": found[source] or name, "source": source})
+        return agents
+
+    def agent_text(self, source: str, table: str | None = None) -> str:
+        """The whole text of one document, its chunks joined in order."""
+        tbl = self._table(table)
+        text_col = self.settings.text_column
+        source_col = next(c for c in SOURCE_COLUMNS if c in tbl.columns)
+        rows = _document_rows(tbl, source_col, [c for c in (source_col, CHUNK, text_col) if c in tbl.columns], source)
+        return "\n\n".join(str(row.get(text_col) or "").strip() for row in rows)
 
     # -- status and version -----------------------------------------------------------------
 
@@ -563,6 +595,23 @@ def _payload_columns(tbl: ReadOnlyTable) -> list[str]:
 
     return [f.name for f in tbl.schema if f.name not in vectors and not (
         pa.types.is_list(f.type) and pa.types.is_floating(f.type.value_type))]
+
+
+def _document_rows(tbl: ReadOnlyTable, source_col: str, columns: list[str], source: str) -> list[dict[str, Any]]:
+    rows = tbl.scan(columns, RowFilter(equals=((source_col, (source,)),))).to_pylist()
+    if not rows:
+        raise DocumentNotFoundError(f"no document {source!r} in table {tbl.name!r}; sources are paths as "
+                                    f"search hits show them (use lancedb_search to find one)")
+    if CHUNK in columns:
+        rows.sort(key=lambda row: row.get(CHUNK) or 0)
+    return rows
+
+
+def _is_text(tbl: ReadOnlyTable, column: str) -> bool:
+    import pyarrow as pa
+
+    kind = tbl.schema.field(column).type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def _join_within(header: str, texts: list[str], budget: int, first: int, source: str) -> tuple[str, int]:

@@ -18,6 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
+
+from lancelot_cli.formats import to_json
 from typer.testing import CliRunner
 
 import lancelot_cli
@@ -26,6 +28,9 @@ from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
 COMMANDS = ("serve", "index", "init", "status", "search", "query", "version")
 HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
+# Not heavy, but for help and completion each costs more than the rest of the run (help is drawn by
+# cli/helpfmt.py without rich; cli/app.py keeps typer from building pydantic validators it does not use).
+SLOW_FOR_HELP = ("pydantic", "rich")
 SUBPROCESS_TIMEOUT = 60
 
 
@@ -126,6 +131,11 @@ def test_status_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sampl
     assert result.exit_code == 0, result.stderr
     monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
     text = mcp_tool("lancedb_status", {"verbose": verbose})
+    if verbose:
+        # The server adds its own usage metrics (the CLI has none); everything else is the same JSON.
+        served = json.loads(text)
+        assert set(served.pop("usage")) == {"since", "tools"}
+        text = to_json(served)
     assert result.stdout_bytes == (text + "\n").encode("utf-8")
     reply = json.loads(result.stdout)
     assert reply["connection"] == {"path": str(sample_db), "ok": True}
@@ -293,7 +303,7 @@ ERROR_CASES = {
     "unknown-type": (["search", "refund", "--db", "{db}", "--type", "fuzzy"], 2,
                      ["--type", "fuzzy", "auto", "text", "vector", "hybrid"]),
     "budget-too-small": (["query", "refund", "--db", "{db}", "--budget", "10"], 2, ["--budget", "200"]),
-    "missing-query": (["search", "--db", "{db}"], 2, ["query", "--help"]),
+    "missing-query": (["search", "--db", "{db}"], 2, ["QUERY", "--help"]),
     "unknown-command": (["serach", "refund"], 2, ["serach", "--help"]),
     "unknown-global-option": (["--dbb", "{db}", "status"], 2, ["--dbb", "--help"]),
     "index-missing-source": (["index", "{tmp}/no-such-src", "{tmp}/newdb"], 1, ["{tmp}/no-such-src", "does not exist"]),
@@ -397,7 +407,8 @@ with open(target, "w", encoding="utf-8") as fh:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args", [["--help"], ["search", "--help"], ["index", "--help"], ["query", "--help"],
-                                  ["status", "--help"], ["serve", "--help"], ["version", "--help"]],
+                                  ["status", "--help"], ["serve", "--help"], ["version", "--help"],
+                                  ["init", "--help"]],
                          ids=lambda a: " ".join(a))
 def test_help_imports_no_heavy_library(tmp_path: Path, args: list[str]) -> None:
     target = tmp_path / "modules.json"
@@ -406,9 +417,28 @@ def test_help_imports_no_heavy_library(tmp_path: Path, args: list[str]) -> None:
     assert "Usage" in proc.stdout
     probe = json.loads(target.read_text(encoding="utf-8"))
     assert probe["code"] in (0, None)
-    loaded = [m for m in probe["modules"] if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    loaded = [m for m in probe["modules"] if any(m == h or m.startswith(h + ".") for h in HEAVY + SLOW_FOR_HELP)]
     assert loaded == []
     assert "lancelot_cli.cli.app" in probe["modules"]  # the probe did run our code
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("words", "expected"), [("lancelot se", {"search", "serve"}),
+                                                 ("lancelot search x --table ", {"documents"}),
+                                                 ("lancelot search --type ", {"auto", "text", "vector", "hybrid"})],
+                         ids=["command", "table", "choice"])
+def test_completion_imports_no_heavy_library(tmp_path: Path, words: str, expected: set[str]) -> None:
+    db = tmp_path / "db"
+    (db / "documents.lance").mkdir(parents=True)
+    target = tmp_path / "modules.json"
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    proc = run([sys.executable, "-c", IMPORT_PROBE, str(target), "[]"], COMP_WORDS=words, COMP_CWORD=str(cword),
+               _LANCELOT_COMPLETE="complete_bash", LANCEDB_PATH=str(db))
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) == expected
+    probe = json.loads(target.read_text(encoding="utf-8"))
+    loaded = [m for m in probe["modules"] if any(m == h or m.startswith(h + ".") for h in HEAVY + SLOW_FOR_HELP)]
+    assert loaded == []
 
 
 # -- 6. end to end with the real console script ---------------------------------------------------------

@@ -314,7 +314,7 @@ def test_chunking_keeps_every_visible_character_of_any_text(text: str, size: int
         ("setext.md", "Setext title\n============\n\nBody text.\n\n# Later heading\n", "Setext title"),
         ("setext2.md", "Second level\n------------\n\nBody.\n", "Second level"),
         ("front.md", "---\ntitle: from yaml\nauthor: someone\n---\n\nSome text.\n\n# After front matter\n",
-         "After front matter"),
+         "from yaml"),  # the front matter's title wins over the first heading
         ("plain.md", "No heading in here.\n\nJust paragraphs.\n", "plain.md"),
         ("hashtag.md", "#nospace is not a heading\n\nBody.\n", "hashtag.md"),
         ("notes.txt", "# Text file heading\n\nPlain text body.\n", "Text file heading"),
@@ -327,15 +327,21 @@ def test_markdown_and_text_titles(tmp_path: Path, name: str, content: str, title
     doc = read_document(tmp_path, name)
     assert doc.title == title
     assert doc.path == name
-    assert doc.text == content  # Markdown and text are indexed as written
+    # Markdown and text are indexed as written, but for a Markdown file's front matter (its own columns).
+    body = content.split("---\n", 2)[2] if content.startswith("---\n") else content
+    assert doc.text == body
 
 
 def test_title_of_file_with_crlf_front_matter(tmp_path: Path) -> None:
-    """Files written on Windows have CRLF line ends. Fails today: the front-matter pattern only
-    matches "\\n", so the YAML stays and "title: x" followed by "---" is taken as a setext heading."""
+    """Files written on Windows have CRLF line ends: the front matter is still found (its title
+    wins), and "title: x" followed by "---" is never taken as a setext heading."""
     write(tmp_path / "win.md", "")
     (tmp_path / "win.md").write_bytes(b"---\r\ntitle: from yaml\r\n---\r\n\r\n# Real heading\r\n\r\nBody.\r\n")
-    assert read_document(tmp_path, "win.md").title == "Real heading"
+    doc = read_document(tmp_path, "win.md")
+    assert doc.title == "from yaml"
+    assert "title:" not in doc.text and "# Real heading" in doc.text
+    (tmp_path / "nofm.md").write_bytes(b"---\r\nnot: closed\r\n\r\n# Real heading\r\n")
+    assert read_document(tmp_path, "nofm.md").title == "Real heading"
 
 
 def test_title_ending_in_hash_is_kept() -> None:
@@ -436,7 +442,8 @@ def test_index_sample_folder(docs: Path, tmp_path: Path) -> None:
     assert [s[1] for s in seen] == list(range(1, 11)) and {s[2] for s in seen} == {10}
 
     rows = table_rows(db)
-    assert open_table(db).schema.names == ["id", "path", "title", "chunk", "text", "hash", "file_size", "file_mtime", "file_hash"]
+    assert open_table(db).schema.names == ["id", "path", "title", "chunk", "text", "hash", "file_size", "file_mtime",
+                                           "file_hash", "heading", "line_start", "line_end"]
     assert sorted(r["id"] for r in rows) == sorted(f"{p}#0" for p in SAMPLE_TITLES)
     assert {r["path"]: r["title"] for r in rows} == SAMPLE_TITLES
     for row in rows:

@@ -28,6 +28,12 @@ def index(
                                                         "(Ctrl-C to stop).")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Read every file again, not just the changed ones.")
                        ] = False,
+    ext: Annotated[list[str] | None, typer.Option("--ext", metavar="EXT[,EXT]",
+                                                  help="Also index source files with these extensions (e.g. "
+                                                       "py,ts,sql), as overlapping windows of lines.",
+                                                  show_default=False)] = None,
+    max_file_size: Annotated[int, typer.Option("--max-file-size", min=1, metavar="BYTES",
+                                               help="Skip (and list) files larger than this.")] = 5 * 1024 * 1024,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -50,7 +56,8 @@ def index(
             bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
 
         report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress,
-                              embed=embedder, model=model, on_embed=on_embed, rebuild=rebuild)
+                              embed=embedder, model=model, on_embed=on_embed, rebuild=rebuild,
+                              extensions=ext or (), max_file_size=max_file_size)
     summary = report.as_dict()
     render.index_summary(summary)
     if json_out:
@@ -58,7 +65,8 @@ def index(
 
         typer.echo(to_json(summary))
     if watch:
-        _watch(source, database, table, chunk_size=chunk_size, embed=embedder, model=model)
+        _watch(source, database, table, chunk_size=chunk_size, embed=embedder, model=model, extensions=ext or (),
+               max_file_size=max_file_size)
 
 
 def _watch(source: str, database: str, table: str, **options: object) -> None:

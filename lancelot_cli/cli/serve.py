@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lancelot_cli.cli.options import Db, load_settings
+from lancelot_cli.errors import ConfigError
+from lancelot_cli.settings import Settings
+from lancelot_cli.storage.schema import is_local, local_path
 
 HELP = ("Run the read-only MCP server: on stdio (what an MCP client starts; stdout carries MCP messages "
         "only) or, with --http [PORT], on Streamable HTTP at http://HOST:PORT/mcp.")
@@ -37,14 +41,34 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="HTTP bind address. Beyond loopback there is no "
                                                      "authentication: put a proxy that has it in front.")
                     ] = "127.0.0.1",
+    metrics_log: Annotated[str | None, typer.Option("--metrics-log", metavar="FILE", show_default=False,
+                                                    help="Append one JSON line per tool call (tool, argument size, "
+                                                         "ms, tokens, error) to FILE; a relative name is put in the "
+                                                         "config folder.")] = None,
     db: Db = None,
 ) -> None:
     settings = load_settings(ctx, db)
+    log_file = metrics_log_path(metrics_log, settings) if metrics_log else None
     if http is None and port is None:
         from lancelot_cli.server.stdio import run_stdio
 
-        run_stdio(settings)
+        run_stdio(settings, metrics_log=log_file)
         return
     from lancelot_cli.server.http import run_http
 
-    run_http(settings, host=host, port=port if port is not None else http)  # type: ignore[arg-type]
+    run_http(settings, host=host, port=port if port is not None else http, metrics_log=log_file)  # type: ignore[arg-type]
+
+
+def metrics_log_path(name: str, settings: Settings) -> Path:
+    """Where --metrics-log writes: a relative name goes to the config folder; never the database folder."""
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = settings.config_dir / path
+    path = path.resolve()
+    if settings.db_path and is_local(settings.db_path):
+        db = Path(local_path(settings.db_path)).expanduser().resolve()
+        if path == db or db in path.parents:
+            raise ConfigError(f"--metrics-log must not write into the database folder {db}; give a name (it goes "
+                              f"to {settings.config_dir}) or another path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path

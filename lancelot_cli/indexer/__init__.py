@@ -9,17 +9,18 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text
-from lancelot_cli.indexer.sources import HTML, Document, SourceError, read_document, walk
+from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.sources import HTML, MAX_FILE_BYTES, Document, SourceError, read_document, walk
 from lancelot_cli.storage.schema import (
-    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, ID, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
+    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
+    is_local, local_path,
 )
 
 # Below this many HTML files a process pool costs more than it saves.
@@ -68,27 +69,36 @@ def chunk_hash(title: str, text: str) -> str:
 
 def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
              ) -> list[dict[str, Any]]:
-    """The table rows of one document: ``{id, path, title, chunk, text, hash}`` plus its file's state."""
+    """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
+    (``heading`` path; ``line_start``/``line_end`` for code), its file's state, and its front matter."""
     file_size, file_mtime = stat
+    if doc.kind == "code":
+        pieces = [(f"{doc.path}:{first}-{last}", text, None, first, last)
+                  for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)]
+    else:
+        texts = chunk_text(doc.text, size)
+        pieces = [(doc.title, text, heading, None, None) for text, heading in zip(texts, heading_paths(texts, doc.title))]
     return [
-        {ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: doc.title, CHUNK: n, TEXT: text, HASH: chunk_hash(doc.title, text),
-         FILE_SIZE: file_size, FILE_MTIME: file_mtime, FILE_HASH: doc.digest or None}
-        for n, text in enumerate(chunk_text(doc.text, size))
+        {**doc.meta, ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: title, CHUNK: n, TEXT: text,
+         HASH: chunk_hash(title, text), FILE_SIZE: file_size, FILE_MTIME: file_mtime, FILE_HASH: doc.digest or None,
+         HEADING: heading, LINE_START: first, LINE_END: last}
+        for n, (title, text, heading, first, last) in enumerate(pieces)
     ]
 
 
-def _read(args: tuple[str, str]) -> Document | SourceError:
-    root, rel = args
+def _read(args: tuple[str, str, int]) -> Document | SourceError:
+    root, rel, max_bytes = args
     try:
-        return read_document(Path(root), rel)
+        return read_document(Path(root), rel, max_bytes)
     except SourceError as exc:
         return exc
 
 
-def _read_all(root: Path, paths: list[str], workers: int | None) -> Iterator[tuple[str, Document | SourceError]]:
+def _read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
+              ) -> Iterator[tuple[str, Document | SourceError]]:
     heavy = sum(1 for p in paths if Path(p).suffix.lower() in HTML)
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    jobs = [(str(root), p) for p in paths]
+    jobs = [(str(root), p, max_bytes) for p in paths]
     if workers > 1 and heavy >= POOL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             try:
@@ -154,6 +164,17 @@ def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[f
     return len(made), truncated, dimension
 
 
+def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
+    """"py, .TS" style lists -> {".py", ".ts"}; several values or comma-separated ones."""
+    found = set()
+    for value in extensions:
+        for part in str(value).split(","):
+            part = part.strip().lower()
+            if part:
+                found.add(part if part.startswith(".") else f".{part}")
+    return frozenset(found)
+
+
 def _stat(path: Path) -> tuple[int | None, int | None]:
     try:
         info = path.stat()
@@ -174,6 +195,8 @@ def index_folder(
     model: str | None = None,
     on_embed: Callable[[int, int], None] | None = None,
     rebuild: bool = False,
+    extensions: Iterable[str] = (),
+    max_file_size: int = MAX_FILE_BYTES,
 ) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``.
 
@@ -185,6 +208,8 @@ def index_folder(
     has been read (and embedded), and then in one commit, so an interrupted or failed run leaves
     the previous table as it was. One writer at a time: a second run on the same table refuses.
     Changing ``chunk_size`` applies to files read from then on: pass ``rebuild`` to re-chunk all.
+    ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
+    files over ``max_file_size`` bytes are skipped and reported.
     """
     started = time.perf_counter()
     root = Path(source).expanduser()
@@ -205,12 +230,12 @@ def index_folder(
         embedding = embed is not None and bool(model)
         full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))
         state = {} if full else writer.file_state()
-        paths = walk(root)
+        paths = walk(root, normalise_extensions(extensions))
         stats = {rel: _stat(root / rel) for rel in paths}
         todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
         scope = {rel for rel in state if rel not in stats}  # deleted files
         rows: list[dict[str, Any]] = []
-        for done, (rel, result) in enumerate(_read_all(root, todo, workers), start=1):
+        for done, (rel, result) in enumerate(_read_all(root, todo, workers, max_file_size), start=1):
             if isinstance(result, SourceError):
                 report.skipped.append((rel, str(result)))
             else:

@@ -43,3 +43,63 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def heading_paths(chunks: list[str], title: str) -> list[str]:
+    """For each chunk, the headings it sits under: "Doc title > Section > Subsection".
+
+    Follows ATX headings (``#`` to ``######``) through the chunks in order; a chunk that starts
+    with a heading sits under that heading. The document's title is the first element unless the
+    top heading already says it.
+    """
+    stack: list[tuple[int, str]] = []
+    paths = []
+    for chunk in chunks:
+        lines = chunk.split("\n")
+        first = _ATX.match(lines[0]) if lines else None
+        if first:
+            stack = [(lvl, name) for lvl, name in stack if lvl < len(first.group(1))]
+            stack.append((len(first.group(1)), first.group(2).strip()))
+        names = [name for _, name in stack]
+        if not names or names[0] != title:
+            names.insert(0, title)
+        paths.append(" > ".join(names))
+        for line in lines[1:]:
+            match = _ATX.match(line)
+            if match:
+                level = len(match.group(1))
+                stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, match.group(2).strip())]
+    return paths
+
+
+LINES_PER_WINDOW = 60
+LINE_OVERLAP = 10
+
+
+def line_windows(text: str, lines: int = LINES_PER_WINDOW, overlap: int = LINE_OVERLAP,
+                 max_chars: int = CHUNK_CHARS * 4) -> list[tuple[int, int, str]]:
+    """Overlapping windows of source lines: (first line, last line, text), lines counted from 1.
+
+    A window also ends early when it passes ``max_chars`` (minified files); blank windows are dropped.
+    """
+    all_lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()
+    windows: list[tuple[int, int, str]] = []
+    start = 0
+    while start < len(all_lines):
+        end = start
+        size = 0
+        while end < len(all_lines) and end - start < lines and (size == 0 or size + len(all_lines[end]) <= max_chars):
+            size += len(all_lines[end]) + 1
+            end += 1
+        body = "\n".join(all_lines[start:end])
+        if body.strip():
+            windows.append((start + 1, end, body[:max_chars]))
+        if end >= len(all_lines):
+            break
+        start = max(end - overlap, start + 1)
+    return windows

@@ -1,7 +1,9 @@
 """Find the documents under a folder and turn each into a title and plain text.
 
-Markdown and text are read as they are; HTML goes through trafilatura (main content, as
-Markdown), with lxml as the fallback for pages trafilatura finds nothing in.
+Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``);
+HTML goes through trafilatura (main content, as Markdown), with lxml as the fallback for pages
+trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
+lines. In a git work tree, files that ``.gitignore`` excludes are left out.
 """
 
 from __future__ import annotations
@@ -9,9 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
-from dataclasses import dataclass
+import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from lancelot_cli.indexer import frontmatter
 
 MARKDOWN = {".md", ".markdown", ".mdown"}
 TEXT = {".txt", ".text"}
@@ -27,31 +34,55 @@ _PERMALINK = re.compile(r"[\s¶§#🔗\u200b]+$")
 _PERMALINK_MD = re.compile(r"(?:[\s¶§🔗\u200b]|(?<=\s)#)+$")
 
 
+MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are skipped (a log, a dump): --max-file-size to change
+
+
 @dataclass(frozen=True)
 class Document:
     path: str  # relative, forward slashes
     title: str
     text: str
     digest: str = ""  # sha256 of the file's bytes (first 16 hex digits)
+    kind: str = "text"  # "markdown", "text", "html" or "code"
+    meta: dict[str, Any] = field(default_factory=dict)  # front matter, as table columns
 
 
 class SourceError(Exception):
     """A file that cannot be read or parsed; the message says why."""
 
 
-def walk(root: Path) -> list[str]:
+def walk(root: Path, extra: frozenset[str] = frozenset()) -> list[str]:
     """Relative paths (forward slashes, sorted) of the documents under ``root``.
 
-    Names starting with a dot are skipped, folders and files alike.
+    Names starting with a dot are skipped, folders and files alike; ``extra`` adds extensions
+    (".py", ...). In a git work tree, what ``.gitignore`` excludes is left out too.
     """
+    wanted = EXTENSIONS | extra
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
-            if name.startswith(".") or Path(name).suffix.lower() not in EXTENSIONS:
+            if name.startswith(".") or Path(name).suffix.lower() not in wanted:
                 continue
             found.append(Path(folder, name).relative_to(root).as_posix())
-    return sorted(found)
+    ignored = git_ignored(root, found)
+    return sorted(p for p in found if p not in ignored)
+
+
+def git_ignored(root: Path, paths: list[str]) -> set[str]:
+    """The paths that git would ignore, when ``root`` is in a git work tree (else none)."""
+    if not paths or shutil.which("git") is None:
+        return set()
+    try:
+        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return set()
+        answer = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "-z", "--stdin"],
+                                input="\0".join(paths) + "\0", capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {p for p in answer.stdout.split("\0") if p}
 
 
 def clean_title(title: str, markdown: bool = False) -> str:
@@ -106,25 +137,41 @@ def html_to_text(html: str) -> tuple[str | None, str]:
     return title, text
 
 
-def read_document(root: Path, rel: str) -> Document:
+def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Document:
     """Read one file into a ``Document``. Raises ``SourceError`` with a reason."""
     path = root / rel
     try:
-        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or device would block the run
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the run
             raise SourceError("not a regular file")
+        if info.st_size > max_bytes:
+            raise SourceError(f"larger than {max_bytes:,} bytes (--max-file-size to change)")
         raw = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     text = _decode(raw, rel)
+    digest = hashlib.sha256(raw).hexdigest()[:16]
     suffix = path.suffix.lower()
+    meta: dict[str, Any] = {}
     title: str | None
     if suffix in HTML:
+        kind = "html"
         try:
             title, text = html_to_text(text)
         except Exception as exc:  # a page that breaks the parser is skipped, the run goes on
             raise SourceError(f"cannot parse HTML: {type(exc).__name__}: {exc}") from None
-    else:  # Markdown, and text files that use Markdown headings
-        title = markdown_title(text)
+    elif suffix in MARKDOWN or suffix in TEXT:  # text files may use Markdown headings too
+        kind = "markdown" if suffix in MARKDOWN else "text"
+        if kind == "markdown":
+            try:
+                meta, text = frontmatter.split(text)
+            except frontmatter.FrontMatterError as exc:
+                raise SourceError(f"{exc}; fix it or remove the block") from None
+        given = meta.get("title")
+        title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
+        title = title or markdown_title(text)
+    else:
+        kind, title = "code", rel
     if not text.strip():
         raise SourceError("no text found")
-    return Document(rel, title or path.name, text, hashlib.sha256(raw).hexdigest()[:16])
+    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta))

@@ -7,19 +7,22 @@ answered without waiting for ``import lancedb`` (~1.5 s).
 # No `from __future__ import annotations`: pydantic reads the tool signatures at runtime.
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, ToolAnnotations
 from pydantic import Field
 
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import MAX_LIMIT, MIN_BUDGET, Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.formats import to_json
+from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply, StatusReply, VersionReply
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.schema import is_local, local_path
@@ -120,6 +123,14 @@ def _json_result(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=to_json(data))], structured_content=data)
 
 
+def _reply_chars(reply: Any) -> int:
+    if isinstance(reply, str):
+        return len(reply)
+    if isinstance(reply, CallToolResult):
+        return sum(len(getattr(part, "text", "")) for part in reply.content)
+    return 0
+
+
 def _run(call: Callable[[], T]) -> T:
     """Engine errors become tool errors: the agent reads the message and can correct the call."""
     try:
@@ -147,8 +158,55 @@ async def _lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
     yield {}
 
 
-def build_server(settings: Settings, engine: Engine | None = None, *, protocol_version: str | None = None) -> MCPServer:
-    """The MCP server with the four tools over ``engine`` (built on first use when None)."""
+class LancelotServer(MCPServer):
+    """MCPServer whose prompts are read from the database when a client asks: each document with
+    ``kind: agent`` in its front matter, or under ``agents/``, is a prompt (read-only)."""
+
+    def __init__(self, get_engine: Callable[[], Engine], metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._get_engine = get_engine
+        self.metrics = metrics
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Every call is counted, the ones whose arguments are rejected too."""
+        started = time.perf_counter()
+        error: str | None = None
+        result: Any = None
+        try:
+            result = await super().call_tool(name, arguments, context)
+            if getattr(result, "is_error", False):
+                error = "ToolError"
+            return result
+        except Exception as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), _reply_chars(result),
+                                error)
+
+    async def list_prompts(self) -> list[Prompt]:
+        found = await anyio.to_thread.run_sync(self._agents)
+        return [Prompt(name=a["name"], title=a["title"], description=f"Instructions from {a['source']} "
+                       f"(read-only, from the Lancelot database)") for a in found]
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        found = {a["name"]: a for a in await anyio.to_thread.run_sync(self._agents)}
+        if name not in found:
+            return await super().get_prompt(name, arguments, context)
+        text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name]["source"]))
+        return GetPromptResult(description=found[name]["title"],
+                               messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])
+
+    def _agents(self) -> list[dict[str, str]]:
+        try:
+            return self._get_engine().agent_documents()
+        except LancelotError:  # no database yet: no prompts, the tools explain
+            return []
+
+
+def build_server(settings: Settings, engine: Engine | None = None, *, protocol_version: str | None = None,
+                 metrics: Metrics | None = None) -> MCPServer:
+    """The MCP server with the read-only tools over ``engine`` (built on first use when None)."""
     from mcp_types.version import LATEST_PROTOCOL_VERSION
 
     holder: dict[str, Engine] = {}
@@ -160,8 +218,11 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
             holder["engine"] = Engine(settings)
         return holder["engine"]
 
-    server: MCPServer = MCPServer(
-        "lancelot",
+    metrics = metrics or Metrics()
+    server = LancelotServer(
+        get_engine,
+        metrics,
+        name="lancelot",
         title="Lancelot",
         description="Read-only search over your own documents in LanceDB",
         version=__version__,
@@ -169,7 +230,19 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         log_level="WARNING" if settings.log_level_number > 10 else "DEBUG",
         lifespan=_lifespan,
     )
-    @server.tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION, annotations=READ_ONLY)
+    def tool(name: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            server.add_tool(fn, name=name, annotations=READ_ONLY, **options)
+            return fn
+        return register
+
+    @server.resource("lancelot://stats", name="stats", title="Lancelot usage", mime_type="application/json",
+                     description="Per-tool calls, errors, p50/p95 latency and approximate reply tokens since "
+                                 "the server started (in memory; nothing is written to the database).")
+    def stats() -> str:
+        return to_json(metrics.snapshot())
+
+    @tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION)
     def lancedb_search(
         query: Annotated[str, Field(description="What to look for: words, a phrase in double quotes, or an identifier.")],
         limit: Limit = settings.default_limit,
@@ -189,8 +262,8 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
                                                  path_prefix=pathPrefix, filters=filters))
         return _json_result(reply)
 
-    @server.tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,
-                 annotations=READ_ONLY, structured_output=False)
+    @tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,
+          structured_output=False)
     def lancedb_query(
         question: Annotated[str, Field(description="The question to retrieve context for.")],
         contextBudget: Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")] = settings.context_budget,
@@ -204,8 +277,8 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
                                                 table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
         return str(reply["context"])
 
-    @server.tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
-                 annotations=READ_ONLY, structured_output=False)
+    @tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
+          structured_output=False)
     def lancedb_document(
         source: Annotated[str | None, Field(description="The document's path, as search hits show it.")] = None,
         id: Annotated[str | None, Field(description="A hit's id: read the chunks around it instead.")] = None,  # noqa: A002
@@ -218,13 +291,17 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
                                                    context_budget=contextBudget, table=table))
         return str(reply["context"])
 
-    @server.tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION, annotations=READ_ONLY)
+    @tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION)
     def lancedb_status(
-        verbose: Annotated[bool, Field(description="Include each table's column names.")] = False,
+        verbose: Annotated[bool, Field(description="Include each table's column names and this server's "
+                                                   "usage metrics.")] = False,
     ) -> Annotated[CallToolResult, StatusReply]:
-        return _json_result(_run(lambda: get_engine().status(verbose=verbose)))
+        reply = _run(lambda: get_engine().status(verbose=verbose))
+        if verbose:
+            reply["usage"] = metrics.snapshot()
+        return _json_result(reply)
 
-    @server.tool(name="lancedb_version", title="Lancelot version", description=VERSION_DESCRIPTION, annotations=READ_ONLY)
+    @tool(name="lancedb_version", title="Lancelot version", description=VERSION_DESCRIPTION)
     def lancedb_version() -> Annotated[CallToolResult, VersionReply]:
         return _json_result(get_engine().version(protocol_version or LATEST_PROTOCOL_VERSION))
 

@@ -143,14 +143,14 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 3000,
-                    engine: Any = None, route: Callable[[Scope], bool] | None = None) -> Guard:
+                    engine: Any = None, route: Callable[[Scope], bool] | None = None, metrics: Any = None) -> Guard:
     """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app."""
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
     from lancelot_cli.server.app import build_server
 
-    server = build_server(settings, engine)
+    server = build_server(settings, engine, metrics=metrics)
 
     def build_inner() -> ASGIApp:
         # Lancelot checks Host and Origin itself (above), for every bind address.
@@ -167,13 +167,15 @@ def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 
                  supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS}, route=route)
 
 
-def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> None:
+def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Any = None) -> None:
     """Serve until SIGINT/SIGTERM. Logs (uvicorn's too) go to stderr; nothing to stdout."""
     import uvicorn
 
     from lancelot_cli.server.stdio import configure_logging
 
-    app = create_asgi_app(settings, host=host, port=port)
+    from lancelot_cli.server.metrics import Metrics
+
+    app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
     configure_logging(settings)
     if app.allowed_hosts is None:
         sys.stderr.write(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 from lancelot_cli.settings import Settings
 
@@ -27,10 +28,11 @@ def configure_logging(settings: Settings) -> None:
         logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
-def run_stdio(settings: Settings) -> None:
+def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
     from lancelot_cli.server.app import build_server
+    from lancelot_cli.server.metrics import Metrics
 
-    server = build_server(settings)
+    server = build_server(settings, metrics=Metrics(metrics_log))
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
     try:
         server.run()

@@ -12,7 +12,11 @@ ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "ha
 # files whose size or mtime changed, and skips those whose content hash did not.
 FILE_SIZE, FILE_MTIME, FILE_HASH = "file_size", "file_mtime", "file_hash"
 FILE_STATE = (FILE_SIZE, FILE_MTIME, FILE_HASH)
-COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE)
+# Where a chunk sits: its heading path ("Doc > Section") and, for source code, its lines.
+HEADING, LINE_START, LINE_END = "heading", "line_start", "line_end"
+COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE, HEADING, LINE_START, LINE_END)
+# Columns newer than the first tables: added to an existing table when missing.
+ADDED_LATER = (*FILE_STATE, HEADING, LINE_START, LINE_END)
 # `lancelot index --embed` adds this column; its field metadata names the model (LanceDB's tag convention).
 VECTOR = "vector"
 MODEL_TAG = "lancedb:tag:model"

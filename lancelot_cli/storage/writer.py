@@ -17,18 +17,19 @@ Vectors (``index --embed``) live in a ``vector`` column whose field metadata rec
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.schema import (
-    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FTS_INDEX_NAME, HASH, ID, MODEL_TAG, PATH, TEXT, TITLE,
-    VECTOR, is_local, local_path,
+    ADDED_LATER, CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FTS_INDEX_NAME, HASH, HEADING, ID, LINE_END, LINE_START,
+    MODEL_TAG, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
 )
 
 
@@ -45,6 +46,9 @@ def table_schema():  # type: ignore[no-untyped-def]
         pa.field(FILE_SIZE, pa.int64()),
         pa.field(FILE_MTIME, pa.int64()),
         pa.field(FILE_HASH, pa.string()),
+        pa.field(HEADING, pa.string()),
+        pa.field(LINE_START, pa.int32()),
+        pa.field(LINE_END, pa.int32()),
     ])
 
 
@@ -92,8 +96,8 @@ class TableWriter:
             if table in db:
                 self._tbl = db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
-                if missing and set(missing) <= set(FILE_STATE):
-                    # A table from an earlier Lancelot: add the file-state columns (null = re-read once).
+                if missing and set(missing) <= set(ADDED_LATER):
+                    # A table from an earlier Lancelot: add the newer columns (null file state = re-read once).
                     self._tbl.add_columns([f for f in table_schema() if f.name in missing])
                     missing = []
                 if missing:
@@ -184,9 +188,10 @@ class TableWriter:
         with _guard("write", self.db_uri, self.name):
             if vectors_changed:
                 self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
+            self._add_columns_for(rows)
             schema = self._tbl.schema
             has_vectors = VECTOR in schema.names
-            data = pa.Table.from_pylist([_complete(row, schema.names) for row in rows], schema=schema)
+            data = pa.Table.from_pylist([_complete(row, schema) for row in rows], schema=schema)
             if vectors_changed:
                 condition = "true"
             else:
@@ -205,6 +210,15 @@ class TableWriter:
             self._tbl.optimize()
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True)
 
+    def _add_columns_for(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Columns for keys the rows bring (front matter), typed from their values."""
+        import pyarrow as pa
+
+        names = set(self._tbl.schema.names)
+        new = sorted({key for row in rows for key in row} - names - {VECTOR})
+        if new:
+            self._tbl.add_columns([pa.field(key, _infer_type(row.get(key) for row in rows)) for key in new])
+
     def _replace_vector_column(self, model: str, dimension: int) -> None:
         import pyarrow as pa
 
@@ -214,9 +228,53 @@ class TableWriter:
         self._tbl.add_columns(field)
 
 
-def _complete(row: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """The row with every column of the table (None for those it lacks, e.g. ``vector``)."""
-    return {name: row.get(name) for name in names}
+def _infer_type(values: Iterable[Any]):  # type: ignore[no-untyped-def]
+    """The Arrow type for a column holding ``values`` (None ignored): the narrowest that fits all."""
+    import pyarrow as pa
+
+    seen = [v for v in values if v is not None]
+    if not seen:
+        return pa.string()
+    if all(isinstance(v, bool) for v in seen):
+        return pa.bool_()
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in seen):
+        return pa.int64()
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in seen):
+        return pa.float64()
+    if all(isinstance(v, list) for v in seen):
+        return pa.list_(pa.string())
+    return pa.string()
+
+
+def _coerce(value: Any, kind: Any) -> Any:
+    """``value`` as a value of Arrow type ``kind`` (a column that already exists), or None."""
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    try:
+        if pa.types.is_boolean(kind):
+            return value if isinstance(value, bool) else None
+        if pa.types.is_integer(kind):
+            return int(value) if not isinstance(value, bool) and float(value) == int(value) else None
+        if pa.types.is_floating(kind):
+            return float(value) if not isinstance(value, bool) else None
+        if pa.types.is_list(kind):
+            return value if isinstance(value, list) else [str(value)]
+    except (TypeError, ValueError):
+        return None
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _complete(row: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """The row with every column of the table (None for those it lacks, e.g. ``vector``), values of
+    front-matter columns made to fit their column's type."""
+    return {f.name: row.get(f.name) if f.name in _OWN_COLUMNS else _coerce(row.get(f.name), f.type) for f in schema}
+
+
+_OWN_COLUMNS = frozenset({*COLUMNS, VECTOR})
 
 
 def _sql_string(value: str) -> str:

@@ -30,7 +30,9 @@ from lancelot_cli.errors import (
     VectorMismatchError,
 )
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, RowFilter, VectorColumn
+from lancelot_cli.storage.reader import (
+    ReadOnlyDatabase, ReadOnlyTable, RowFilter, VectorColumn, display_uri, store_kind,
+)
 from lancelot_cli.storage.schema import CHUNK, FILE_STATE, HASH, ID, SOURCE_COLUMNS, TITLE
 from lancelot_cli.textmatch import matched_share, query_words, snippet
 
@@ -84,7 +86,8 @@ class Engine:
                     "no database configured: set LANCEDB_PATH to your database folder, pass --db, "
                     "or run `lancelot init`"
                 )
-            self._db = ReadOnlyDatabase(self.settings.db_path)
+            self._db = ReadOnlyDatabase(self.settings.db_path, self.settings.consistency_seconds,
+                                        dict(self.settings.storage_options or {}))
         return self._db
 
     def _table(self, name: str | None) -> ReadOnlyTable:
@@ -448,7 +451,10 @@ class Engine:
     def status(self, verbose: bool = False) -> dict[str, Any]:
         """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
         s = self.settings
-        connection: dict[str, Any] = {"path": s.db_path, "ok": False}
+        connection: dict[str, Any] = {"path": display_uri(s.db_path) if s.db_path else None, "ok": False}
+        if s.db_path:
+            connection["store"] = store_kind(s.db_path)
+            connection["consistencySeconds"] = s.consistency_seconds
         tables: list[dict[str, Any]] = []
         try:
             db = self.database()

@@ -35,7 +35,11 @@ _FIELDS: dict[str, tuple[Any, str]] = {
     "LANCELOT_ALLOWED_ORIGINS": ((), "list"),
     "LANCELOT_ALLOWED_HOSTS": ((), "list"),
     "LANCELOT_BASE_PATH": (None, "str"),
+    "LANCELOT_READ_CONSISTENCY": (None, "seconds"),
+    "LANCELOT_STORAGE_OPTIONS": (None, "json"),
 }
+
+OBJECT_STORE_CONSISTENCY = 5.0
 
 LOG_LEVELS = {
     "error": 40, "warn": 30, "warning": 30, "info": 20, "http": 15, "verbose": 15, "debug": 10, "silly": 5,
@@ -99,12 +103,23 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
     base_path: str | None = None
+    read_consistency: float | None = None  # None: 0 s for a folder, 5 s for an object store
+    storage_options: Mapping[str, str] | None = None
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def log_level_number(self) -> int:
         return LOG_LEVELS.get(self.log_level.lower(), 20)
+
+    @property
+    def consistency_seconds(self) -> float:
+        """How stale a running server's view of a table may get. A folder is checked on every read
+        (cheap); an object store every 5 s by default, since each check is a request."""
+        if self.read_consistency is not None:
+            return self.read_consistency
+        return 0.0 if not self.db_path or "://" not in self.db_path or self.db_path.startswith("file://") \
+            else OBJECT_STORE_CONSISTENCY
 
 
 _ATTR = {
@@ -121,6 +136,8 @@ _ATTR = {
     "LANCELOT_ALLOWED_ORIGINS": "allowed_origins",
     "LANCELOT_ALLOWED_HOSTS": "allowed_hosts",
     "LANCELOT_BASE_PATH": "base_path",
+    "LANCELOT_READ_CONSISTENCY": "read_consistency",
+    "LANCELOT_STORAGE_OPTIONS": "storage_options",
 }
 
 
@@ -136,6 +153,22 @@ def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
         return value
     if kind == "list":
         return tuple(part.strip() for part in raw.split(",") if part.strip())
+    if kind == "seconds":
+        try:
+            seconds = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number of seconds, got {raw!r} (from {origin})") from None
+        if not 0 <= seconds <= 86400:
+            raise ConfigError(f"{name} must be between 0 and 86400 seconds, got {raw!r} (from {origin})")
+        return seconds
+    if kind == "json":
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise ConfigError(f"{name} must be a JSON object such as {{\"allow_http\": \"true\"}} (from {origin})")
+        return {str(k): str(v) for k, v in value.items()}
     return raw
 
 

@@ -138,7 +138,7 @@ def test_status_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sampl
         text = to_json(served)
     assert result.stdout_bytes == (text + "\n").encode("utf-8")
     reply = json.loads(result.stdout)
-    assert reply["connection"] == {"path": str(sample_db), "ok": True}
+    assert reply["connection"] == {"path": str(sample_db), "ok": True, "store": "local", "consistencySeconds": 0.0}
     assert [t["name"] for t in reply["tables"]] == ["documents"]
     assert reply["tables"][0]["rows"] == table_rows(sample_db)
     assert ("columns" in reply["tables"][0]) is verbose
@@ -187,6 +187,33 @@ def test_query_json_context_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch
     assert reply["budget"] == arguments.get("contextBudget", 8000)
     assert len(reply["context"]) <= reply["budget"]
     assert reply["mode"] == ("overview" if arguments.get("warmStart") else "question")
+
+
+@pytest.mark.parametrize("flags", [[], ["--limit", "3", "--type", "text"]], ids=["defaults", "limit-3"])
+def test_search_jsonl_is_one_hit_of_the_json_reply_per_line(sample_db: Path, flags: list[str]) -> None:
+    result = cli("search", "refund policy", *flags, "--db", sample_db, "--jsonl")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    reply = json.loads(cli("search", "refund policy", *flags, "--db", sample_db, "--json").stdout)
+    lines = result.stdout.splitlines()
+    assert result.stdout.endswith("\n")
+    assert [json.loads(line) for line in lines] == reply["hits"]
+    assert len(lines) == reply["count"] > 0
+    assert all("\n" not in line and line.startswith("{") for line in lines)
+
+
+def test_search_jsonl_with_no_match_prints_nothing_and_exits_0(sample_db: Path) -> None:
+    result = cli("search", "xylophonezzq", "--db", sample_db, "--jsonl")
+    assert result.exit_code == 0
+    assert result.stdout == "" and result.stderr == ""
+
+
+def test_search_jsonl_puts_the_fallback_note_on_stderr(sample_db: Path) -> None:
+    result = cli("search", "refund policy", "--db", sample_db, "--type", "vector", "--jsonl")
+    assert result.exit_code == 0, result.stderr
+    reply = json.loads(cli("search", "refund policy", "--db", sample_db, "--type", "vector", "--json").stdout)
+    assert [json.loads(line) for line in result.stdout.splitlines()] == reply["hits"]
+    assert result.stderr.strip() == f"note: {reply['note']}"
 
 
 # -- 2. human output -------------------------------------------------------------------------------
@@ -263,7 +290,7 @@ def test_db_flag_overrides_lancedb_path(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert result.exit_code == 0, result.stderr
     reply = json.loads(result.stdout)
     if command[0] == "status":
-        assert reply["connection"] == {"path": str(sample_db), "ok": True}
+        assert reply["connection"] == {"path": str(sample_db), "ok": True, "store": "local", "consistencySeconds": 0.0}
     else:
         assert reply["table"] == "documents"
         assert reply.get("count", reply.get("included")) > 0
@@ -307,6 +334,11 @@ ERROR_CASES = {
     "unknown-command": (["serach", "refund"], 2, ["serach", "--help"]),
     "unknown-global-option": (["--dbb", "{db}", "status"], 2, ["--dbb", "--help"]),
     "index-missing-source": (["index", "{tmp}/no-such-src", "{tmp}/newdb"], 1, ["{tmp}/no-such-src", "does not exist"]),
+    "index-embed-without-key": (["index", "{docs}", "{tmp}/newdb", "--embed"], 1,
+                                ["--embed", "OPENAI_API_KEY", "lancelot init"]),
+    "json-and-jsonl": (["search", "refund", "--db", "{db}", "--json", "--jsonl"], 2, ["--json", "--jsonl", "--help"]),
+    "budget-not-a-number": (["query", "refund", "--db", "{db}", "--budget", "lots"], 2, ["--budget", "integer"]),
+    "status-unknown-option": (["status", "--db", "{db}", "--tables"], 2, ["--tables", "lancelot status --help"]),
 }
 
 
@@ -316,7 +348,7 @@ def test_error_is_one_line_with_exit_code(tmp_path: Path, sample_db: Path, case:
     columns = table_columns(sample_db)
 
     def fill(text: str) -> str:
-        return text.replace("{db}", str(sample_db)).replace("{tmp}", str(tmp_path))
+        return text.replace("{db}", str(sample_db)).replace("{tmp}", str(tmp_path)).replace("{docs}", str(SAMPLE_DOCS))
 
     result = cli(*[fill(a) for a in args])
     assert result.exit_code == code, (result.exit_code, result.stderr)
@@ -331,6 +363,51 @@ def test_error_is_one_line_with_exit_code(tmp_path: Path, sample_db: Path, case:
     # Nothing is created by a failed command.
     assert not (tmp_path / "nope").exists()
     assert not (tmp_path / "newdb").exists()
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port with nothing listening (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def no_retry_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The openai client still retries, but without its backoff sleeps (up to ~25 s for `index --embed`)."""
+    import openai._base_client
+
+    monkeypatch.setattr(openai._base_client.BaseClient, "_calculate_retry_timeout", lambda *a, **k: 0.0)
+
+
+def test_vector_search_with_an_unreachable_endpoint_falls_back_to_text(
+        monkeypatch: pytest.MonkeyPatch, vector_env: Any, closed_port: int, no_retry_wait: None) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port}/v1")
+    result = cli("search", "refund policy", "--type", "vector")
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "policies/refunds.md" in result.stdout  # text search still answered
+    note = next(line for line in result.stderr.splitlines() if line.startswith("note:"))
+    assert "text" in note and f"127.0.0.1:{closed_port}" in note, note
+    assert "(text search, ranked by bm25)" in result.stderr
+    reply = json.loads(cli("search", "refund policy", "--type", "vector", "--json").stdout)
+    assert reply["searchType"] == "text" and f"127.0.0.1:{closed_port}" in reply["note"]
+    assert vector_env.requests == 0  # nothing reached the working embeddings server
+
+
+def test_index_embed_with_an_unreachable_endpoint_is_one_line_and_exit_1(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, closed_port: int, no_retry_wait: None) -> None:
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    result = cli("index", SAMPLE_DOCS, tmp_path / "db", "--embed")
+    assert result.exit_code == 1
+    line = error_line(result)
+    assert url in line and "OPENAI_BASE_URL" in line, line
+    assert result.stdout == ""
 
 
 def test_status_on_a_missing_db_exits_1_and_says_why(tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ async def test_status_and_version(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
         status = (await client.call_tool("lancedb_status", {"verbose": True})).structured_content
         version = (await client.call_tool("lancedb_version", {})).structured_content
-    assert status["connection"] == {"path": str(sample_db), "ok": True}
+    assert status["connection"] == {"path": str(sample_db), "ok": True, "store": "local", "consistencySeconds": 0.0}
     (table,) = status["tables"]
     assert table["name"] == "documents" and table["rows"] > 0 and table["fullTextIndex"] is True
     assert "text" in table["columns"]

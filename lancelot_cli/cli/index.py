@@ -43,6 +43,7 @@ def index(
     from lancelot_cli.indexer import index_folder
 
     embedder, model = _embedder(ctx) if embed else (None, None)
+    storage_options = dict(load_settings(ctx).storage_options or {})
     console = render.stderr()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -57,7 +58,7 @@ def index(
 
         report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress,
                               embed=embedder, model=model, on_embed=on_embed, rebuild=rebuild,
-                              extensions=ext or (), max_file_size=max_file_size)
+                              extensions=ext or (), max_file_size=max_file_size, storage_options=storage_options)
     summary = report.as_dict()
     render.index_summary(summary)
     if json_out:
@@ -66,7 +67,7 @@ def index(
         typer.echo(to_json(summary))
     if watch:
         _watch(source, database, table, chunk_size=chunk_size, embed=embedder, model=model, extensions=ext or (),
-               max_file_size=max_file_size)
+               max_file_size=max_file_size, storage_options=storage_options)
 
 
 def _watch(source: str, database: str, table: str, **options: object) -> None:

@@ -197,6 +197,7 @@ def index_folder(
     rebuild: bool = False,
     extensions: Iterable[str] = (),
     max_file_size: int = MAX_FILE_BYTES,
+    storage_options: dict[str, str] | None = None,
 ) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``.
 
@@ -225,7 +226,7 @@ def index_folder(
 
     report = IndexReport(source=str(root), database=database, table=table)
     with writer_lock(database, table):
-        writer = TableWriter(database, table)
+        writer = TableWriter(database, table, storage_options)
         stored_model, _ = writer.vector_info()
         embedding = embed is not None and bool(model)
         full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))

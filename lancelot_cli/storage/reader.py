@@ -165,15 +165,51 @@ class ReadOnlyTable:
         return _filtered(self._table.search(), row_filter).select(list(columns)).limit(None).to_arrow()
 
 
+def store_kind(uri: str) -> str:
+    """"local", or the URI scheme ("s3", "gs", "az", "memory"...)."""
+    return "local" if is_local(uri) else uri.split("://", 1)[0].lower()
+
+
+def display_uri(uri: str) -> str:
+    """The URI without any user:password part (never show a secret)."""
+    if "://" not in uri:
+        return uri
+    scheme, rest = uri.split("://", 1)
+    if "@" in rest.split("/", 1)[0]:
+        rest = rest.split("@", 1)[1]
+    return f"{scheme}://{rest}"
+
+
+def _store_problem(uri: str, exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    shown = display_uri(uri)
+    if "404" in text or "NoSuchBucket" in text or "not found" in text.lower():
+        why = "the bucket (or container) does not exist"
+    elif "403" in text or "AccessDenied" in text or "credential" in text.lower() or "401" in text:
+        why = "access was refused: check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE)"
+    elif "connect" in text.lower() or "dns" in text.lower() or "timed out" in text.lower():
+        why = "the object store cannot be reached: check AWS_ENDPOINT_URL, AWS_REGION and the network"
+    else:
+        why = text[:200]
+    return f"cannot open the database {shown}: {why}"
+
+
 def _filtered(search: Any, row_filter: RowFilter | None) -> Any:
     where = _where(row_filter)
     return search if where is None else search.where(where, prefilter=True)
 
 
 class ReadOnlyDatabase:
-    """A LanceDB database opened for reading; tables are opened per call (about 1 ms)."""
+    """A LanceDB database opened for reading; tables are opened per call (about 1 ms).
 
-    def __init__(self, uri: str) -> None:
+    Args:
+        uri: a folder, or an object-store URI (``s3://bucket/prefix``, ``gs://``, ``az://``...).
+        consistency: seconds between checks for a newer table version (0: every read checks).
+        storage_options: extra object-store options; credentials and endpoints also come from the
+            standard variables (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ``AWS_REGION``...).
+    """
+
+    def __init__(self, uri: str, consistency: float = 0.0, storage_options: dict[str, str] | None = None) -> None:
         if is_local(uri):
             path = local_path(uri)
             if not os.path.isdir(path):
@@ -185,7 +221,12 @@ class ReadOnlyDatabase:
         import lancedb
 
         self.uri = uri
-        self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+        try:
+            # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
+            self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
+                                       storage_options=storage_options or None)
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise DatabaseNotFoundError(_store_problem(uri, exc)) from None
 
     def table_names(self) -> list[str]:
         names: list[str] = []

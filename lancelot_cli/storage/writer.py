@@ -87,12 +87,12 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
 class TableWriter:
     """Opens (or creates) one table for writing and makes it hold exactly the rows given."""
 
-    def __init__(self, db_uri: str, table: str) -> None:
+    def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None) -> None:
         import lancedb
 
         self.db_uri, self.name = db_uri, table
         with _guard("open", db_uri, table):
-            db = lancedb.connect(db_uri)
+            db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if table in db:
                 self._tbl = db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
@@ -106,7 +106,7 @@ class TableWriter:
                         f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                     )
             else:
-                self._tbl = _create_indexed(db, db_uri, table)
+                self._tbl = _create_indexed(db, db_uri, table, storage_options)
             if TEXT not in _fts_columns(self._tbl):
                 self._tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
 
@@ -326,11 +326,13 @@ def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> Writ
     return TableWriter(db_uri, table).write(rows)
 
 
-def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
+def _create_indexed(db: Any, db_uri: str, table: str, storage_options: dict[str, str] | None = None) -> Any:
     """An empty table that has its full-text index from the moment a reader can see it."""
     import lancedb
 
-    if not is_local(db_uri):  # object stores have no atomic rename: create, then index at once
+    if not is_local(db_uri):
+        # Object stores have no atomic rename: create, then index at once (a reader may see the
+        # empty table without its index for that moment, and falls back to the substring scan).
         tbl = db.create_table(table, schema=table_schema())
         tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
         return tbl

@@ -571,7 +571,7 @@ def _coerce(column: str, kind: Any, value: Any) -> Any:
                 return value
             raise ValueError
         if pa.types.is_integer(kind):
-            if isinstance(value, bool):
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
             return int(value)
         if pa.types.is_floating(kind):

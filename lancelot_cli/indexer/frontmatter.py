@@ -58,7 +58,8 @@ def normalise(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
     if isinstance(value, (list, tuple, set)):
-        return [v if isinstance(v, str) else json.dumps(normalise(v), ensure_ascii=False) for v in value]
+        items = [normalise(v) for v in value]
+        return [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in items]
     if isinstance(value, dict):
         return json.dumps({str(k): normalise(v) for k, v in value.items()}, ensure_ascii=False, sort_keys=True)
     return str(value)

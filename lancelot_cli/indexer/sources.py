@@ -167,7 +167,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
                 meta, text = frontmatter.split(text)
             except frontmatter.FrontMatterError as exc:
                 raise SourceError(f"{exc}; fix it or remove the block") from None
-        given = meta.get("title")
+        given = next((v for k, v in meta.items() if str(k).strip().lower() == "title"), None)
         title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
         title = title or markdown_title(text)
     else:

@@ -15,7 +15,10 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS, CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, ToolAnnotations,
+)
 from pydantic import Field
 
 from lancelot_cli._version import __version__
@@ -171,18 +174,23 @@ class LancelotServer(MCPServer):
         """Every call is counted, the ones whose arguments are rejected too."""
         started = time.perf_counter()
         error: str | None = None
-        result: Any = None
+        reply_chars = 0
         try:
             result = await super().call_tool(name, arguments, context)
+            reply_chars = _reply_chars(result)
             if getattr(result, "is_error", False):
                 error = "ToolError"
             return result
+        except MCPError:  # a JSON-RPC error, not a tool result
+            error = "MCPError"
+            raise
         except Exception as exc:
+            # The SDK sends the message back as an is_error result's text: the agent reads it too.
             error = type(exc).__name__
+            reply_chars = len(str(exc))
             raise
         finally:
-            self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), _reply_chars(result),
-                                error)
+            self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), reply_chars, error)
 
     async def list_prompts(self) -> list[Prompt]:
         found = await anyio.to_thread.run_sync(self._agents)
@@ -192,7 +200,10 @@ class LancelotServer(MCPServer):
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         found = {a["name"]: a for a in await anyio.to_thread.run_sync(self._agents)}
         if name not in found:
-            return await super().get_prompt(name, arguments, context)
+            if self._prompt_manager.get_prompt(name) is not None:  # a prompt registered in code
+                return await super().get_prompt(name, arguments, context)
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; prompts here: "
+                                                        f"{', '.join(sorted(found)) or 'none'}")
         text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name]["source"]))
         return GetPromptResult(description=found[name]["title"],
                                messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])

@@ -7,8 +7,9 @@ import hashlib
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +126,18 @@ def vector_env(monkeypatch: pytest.MonkeyPatch, embed_server: EmbedServer, vecto
     monkeypatch.setenv("OPENAI_BASE_URL", embed_server.url)
     monkeypatch.setenv("EMBEDDING_MODEL", MODEL)
     return embed_server
+
+
+@pytest.fixture
+def use_keyring() -> Iterator[Callable[[Any], Any]]:
+    """Install a keyring backend for one test (e.g. ``MemoryKeyring()``); the previous one comes back after."""
+    import keyring
+
+    previous = keyring.get_keyring()
+
+    def install(backend: Any) -> Any:
+        keyring.set_keyring(backend)
+        return backend
+
+    yield install
+    keyring.set_keyring(previous)

@@ -28,6 +28,8 @@ import anyio
 import keyring
 import keyring.backend
 import pytest
+
+from tests.support.keyrings import MemoryKeyring
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from typer.testing import CliRunner
@@ -113,46 +115,11 @@ def configs_in(stdout: str) -> dict[str, Any]:
     return {"claude": claude, "json": block, "vscode": vscode, "cursor": cursor}
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keychain that lives in a dict."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        from keyring.errors import PasswordDeleteError
-
-        if (service, username) not in self.store:
-            raise PasswordDeleteError("not found")
-        del self.store[(service, username)]
-
-
 class BrokenKeyring(MemoryKeyring):
     """A keychain whose backend fails the way a dead D-Bus session does (not a KeyringError)."""
 
     def set_password(self, service: str, username: str, password: str) -> None:
         raise RuntimeError("D-Bus went away")
-
-
-@pytest.fixture
-def use_keyring():
-    previous = keyring.get_keyring()
-
-    def install(backend: keyring.backend.KeyringBackend) -> keyring.backend.KeyringBackend:
-        keyring.set_keyring(backend)
-        return backend
-
-    yield install
-    keyring.set_keyring(previous)
 
 
 # -- 1. the wizard at a terminal ------------------------------------------------------------------------

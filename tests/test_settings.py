@@ -15,6 +15,8 @@ import keyring
 import keyring.backend
 import pytest
 
+from tests.support.keyrings import MemoryKeyring
+
 from lancelot_cli import keyfile
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, FoundKey, find_openai_key
 from lancelot_cli.errors import ConfigError
@@ -318,40 +320,9 @@ def test_found_key_repr_hides_the_key():
     assert found.value == "sk-super-secret-123"  # still usable
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keychain that lives in a dict."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
-
-
 class BrokenKeyring(MemoryKeyring):
     def get_password(self, service: str, username: str) -> str | None:
         raise RuntimeError("D-Bus went away")
-
-
-@pytest.fixture
-def use_keyring():
-    previous = keyring.get_keyring()
-
-    def install(backend: keyring.backend.KeyringBackend) -> keyring.backend.KeyringBackend:
-        keyring.set_keyring(backend)
-        return backend
-
-    yield install
-    keyring.set_keyring(previous)
 
 
 def test_key_from_keychain(use_keyring, isolated_env):

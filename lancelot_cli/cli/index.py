@@ -43,7 +43,7 @@ def index(
     from lancelot_cli.indexer import index_folder
 
     embedder, model = _embedder(ctx) if embed else (None, None)
-    storage_options = dict(load_settings(ctx).storage_options or {})
+    storage_options = dict(_settings(ctx).storage_options or {})
     console = render.stderr()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -100,12 +100,21 @@ def _watch(source: str, database: str, table: str, **options: object) -> None:
     err.print("Stopped watching.")
 
 
+def _settings(ctx: typer.Context | None):  # type: ignore[no-untyped-def]
+    """Settings for the index command (``init`` calls it without a Typer context)."""
+    if ctx is None:
+        from lancelot_cli.settings import load
+
+        return load()
+    return load_settings(ctx)
+
+
 def _embedder(ctx: typer.Context):  # type: ignore[no-untyped-def]
     """The embeddings function for --embed, or a clear error when there is no key."""
     from lancelot_cli.credentials import find_openai_key
     from lancelot_cli.providers import OpenAIEmbedder
 
-    settings = load_settings(ctx)
+    settings = _settings(ctx)
     key = find_openai_key(settings.config_dir)
     if key is None:
         raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "

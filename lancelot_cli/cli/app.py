@@ -1,7 +1,19 @@
 """The `lancelot` root command: global options, the error boundary, and the subcommands.
 
-Heavy libraries (lancedb, mcp, openai, trafilatura) are imported inside the commands that need
-them, so `lancelot --help` and shell completion stay fast.
+Heavy libraries (lancedb, mcp, openai, trafilatura, questionary) are imported inside the commands
+that need them, so `lancelot --help` and shell completion stay fast. Two more things keep them fast
+(see tests/benchmarks/cli_speed.py):
+
+* Help screens are drawn by `helpfmt.help_screen` (standard library only) instead of Typer's rich
+  help, whose module imports rich.markdown, markdown-it, rich.traceback and pygments up front: more
+  than half of the time `lancelot --help` took. The app therefore runs with ``rich_markup_mode=None``;
+  help texts are plain text (no rich markup), so "[default: ...]" in a help string shows as written.
+* Typer 0.29 builds a pydantic TypeAdapter for a parameter the first time it processes any value of
+  it, even an absent one or a default; parsing `lancelot search --help` or a completion request
+  processes the root's `--db` (and, for `--table <TAB>`, every option of the command), and so
+  imported pydantic (~40 ms, more than the rest of the run). `_DeferredCoercion` builds it only for
+  a value that needs converting; absent values and values already of the declared type are
+  returned as typer's adapter would return them.
 """
 
 from __future__ import annotations
@@ -11,16 +23,94 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from lancelot_cli._version import __version__
 from lancelot_cli.errors import LancelotError
+
+EXIT_CODES = (
+    "Exit status: 0 success (also a search that finds nothing); 1 a user error (missing database, table "
+    "or column, unreachable embeddings endpoint, no key where one is needed); 2 a usage error (unknown "
+    "command or option, a value out of range); 130 interrupted. Errors are one line on stderr saying what "
+    "to do next; LANCELOT_LOG_LEVEL=debug shows the traceback of an unexpected one."
+)
+
+
+class _DeferredCoercion:
+    """Stands in for a parameter's typer runtime coercion until it is really needed (see the module doc).
+
+    Typer's own coercion returns None (or () for a multi-value parameter) for an absent value before
+    it looks at its adapter; so does this. A value that already is exactly the declared plain type
+    (a str for a ``str`` parameter, the enum member default of an enum option) and has no parser,
+    range or file handling is what the adapter would return, so it is returned as is. Anything else
+    (an int, an enum or a range given on the command line) goes to typer's real coercion, built then,
+    with typer's own messages.
+    """
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        multi = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multi else None
+        if not multi and _already_plain(param, value):
+            return value
+        from typer._coercion import build_runtime_param
+
+        real = build_runtime_param(param.type_descriptor)
+        param._runtime_param = real
+        return real.coerce(value, param=param, ctx=ctx)
+
+
+def _already_plain(param: Any, value: Any) -> bool:
+    """True when ``value`` is exactly of the parameter's plain declared type, with nothing to check."""
+    descriptor = param.type_descriptor
+    info = descriptor.parameter_info
+    if info.parser is not None or descriptor.file_annotation is not None or info.min is not None \
+            or info.max is not None:
+        return False
+    annotation = descriptor.annotation
+    members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    if getattr(annotation, "__args__", None) and len(members) == 1 and type(None) in annotation.__args__:
+        annotation = members[0]  # Optional[X] / X | None
+    return isinstance(annotation, type) and type(value) is annotation
+
+
+def _defer_coercion(params: list[Any]) -> None:
+    for param in params:
+        # Only where typer 0.29's lazy slot exists and is still empty; anything else is left alone.
+        if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
+            param._runtime_param = _DeferredCoercion()
+
+
+def _help(command: Any, ctx: Any, formatter: Any, plain: Any) -> None:
+    if not typer.core.HAS_RICH:  # TYPER_USE_RICH=0: the classic plain help
+        plain(ctx, formatter)
+        return
+    from lancelot_cli.cli import helpfmt
+
+    formatter.write(helpfmt.help_screen(command, ctx))
+    if helpfmt.styling()[0] and ctx.color is None:
+        ctx.color = True  # styled on purpose (FORCE_COLOR): the help option's echo must not strip it
+
+
+class LancelotCommand(TyperCommand):
+    """A subcommand: help drawn by `helpfmt.help_screen`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _defer_coercion(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _help(self, ctx, formatter, super().format_help)
 
 
 class LancelotGroup(TyperGroup):
     """One error boundary for every command: a known error is one line on stderr and an exit code."""
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _help(self, ctx, formatter, super().format_help)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _defer_coercion(self.get_params(ctx))  # typer adds the completion options after __init__
         try:
             if "serve" in args:
                 from lancelot_cli.cli.serve import with_http_default
@@ -68,10 +158,11 @@ app = typer.Typer(
     name="lancelot",
     cls=LancelotGroup,
     help="Search your own documents from an AI assistant (MCP) and from a terminal.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     pretty_exceptions_enable=False,  # never print locals: the API key can sit in them
     context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # help is drawn by helpfmt.help_screen (see the module doc)
 )
 
 
@@ -91,13 +182,16 @@ def root(
 def _register() -> None:
     from lancelot_cli.cli import index, init_wizard, read, serve
 
-    app.command("serve", help=serve.HELP)(serve.serve)
-    app.command("index", help=index.HELP)(index.index)
-    app.command("status", help=read.STATUS_HELP)(read.status)
-    app.command("search", help=read.SEARCH_HELP)(read.search)
-    app.command("query", help=read.QUERY_HELP)(read.query)
-    app.command("version", help=read.VERSION_HELP)(read.version)
-    app.command("init", help=init_wizard.HELP)(init_wizard.init)
+    def command(name: str, help: str, function: Any, epilog: str | None = None) -> None:  # noqa: A002
+        app.command(name, help=help, epilog=epilog, cls=LancelotCommand)(function)
+
+    command("serve", serve.HELP, serve.serve)
+    command("index", index.HELP, index.index)
+    command("status", read.STATUS_HELP, read.status, read.STATUS_EPILOG)
+    command("search", read.SEARCH_HELP, read.search, read.SEARCH_EPILOG)
+    command("query", read.QUERY_HELP, read.query)
+    command("version", read.VERSION_HELP, read.version)
+    command("init", init_wizard.HELP, init_wizard.init)
 
 
 _register()

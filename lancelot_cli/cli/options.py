@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import typer
@@ -9,10 +10,43 @@ import typer
 from lancelot_cli import settings as settings_module
 from lancelot_cli.settings import Settings
 
+
+def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Table names for `--table <TAB>`: the ``*.lance`` folders in the database folder.
+
+    The folder comes from the command's ``--db``, else the global one, else ``LANCEDB_PATH``, else the
+    settings file. Only the folder is listed (no lancedb import), so completion stays fast; anything
+    unexpected (no folder, a remote URI, a settings file that cannot be read) gives no suggestions.
+    """
+    try:
+        folder = _completion_db(ctx)
+        if not folder or "://" in folder:
+            return []
+        names = sorted(entry.name[: -len(".lance")] for entry in os.scandir(os.path.expanduser(folder))
+                       if entry.is_dir() and entry.name.endswith(".lance") and not entry.name.startswith("."))
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return [name for name in names if name.startswith(incomplete)]
+
+
+def _completion_db(ctx: typer.Context) -> str | None:
+    current: Any = ctx
+    while current is not None:  # the command's --db, then the root's
+        value = (current.params or {}).get("db")
+        if value:
+            return str(value)
+        current = current.parent
+    value = os.environ.get("LANCEDB_PATH")
+    if not settings_module.blank(value):
+        return value
+    return settings_module.read_stored(settings_module.config_dir()).get("LANCEDB_PATH")
+
+
 Json = Annotated[bool, typer.Option("--json", help="Print the MCP tool's JSON reply on stdout (for scripts).")]
-Table = Annotated[str | None, typer.Option("--table", "-t", help="Table to use [default: LANCEDB_TABLE or documents].",
+Table = Annotated[str | None, typer.Option("--table", "-t", metavar="NAME", autocompletion=complete_table,
+                                           help="Table to use [default: LANCEDB_TABLE or documents].",
                                            show_default=False)]
-Limit = Annotated[int | None, typer.Option("--limit", "-n", min=1, max=200,
+Limit = Annotated[int | None, typer.Option("--limit", "-n", min=1, max=200, metavar="N",
                                            help="Maximum results, 1 to 200 [default: LANCEDB_DEFAULT_LIMIT or 20].",
                                            show_default=False)]
 Db = Annotated[str | None, typer.Option("--db", help="Database folder [default: LANCEDB_PATH].", metavar="PATH",

@@ -1,4 +1,7 @@
-"""`status`, `search`, `query`, `version`: the MCP tools' engine, printed for a person or as JSON."""
+"""`status`, `search`, `query`, `version`: the MCP tools' engine, printed for a person or as JSON.
+
+`render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +10,27 @@ from typing import Annotated
 
 import typer
 
-from lancelot_cli.cli import render
 from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
 from lancelot_cli.formats import to_json
 
-STATUS_HELP = "Show the database, its tables (rows, vectors, full-text index) and whether vector search is set up."
-SEARCH_HELP = "Search the documents; what the lancedb_search tool does."
-QUERY_HELP = "Print the context block for a question; what the lancedb_query tool does."
-VERSION_HELP = "Show Lancelot's version, the MCP protocol version and the features."
+STATUS_HELP = ("Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
+               "one, when each was last written) and every setting with where it came from (flag, environment, "
+               "settings file, default).")
+STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
+SEARCH_HELP = (
+    "Search the documents; what the lancedb_search tool does.\n\n"
+    "On a terminal: a table of rank, score, title, source and a snippet with the query's words highlighted "
+    "(a stacked list when the terminal is narrow). Piped: one plain block per hit. Notes (such as a fallback "
+    "from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
+    "meant for programs."
+)
+SEARCH_EPILOG = ("Finding nothing is not an error: exit 0, with \"No matches\" on stderr (the --json reply has "
+                 "count 0; --jsonl prints no lines). Scripts read the count, as with the MCP tool, and a pipeline "
+                 "such as `lancelot search x --jsonl | jq` does not break on an empty result. Non-zero exits are "
+                 "for errors only.")
+QUERY_HELP = ("Print the context block for a question; what the lancedb_query tool does. On a terminal the "
+              "block is shown as Markdown; piped, it is the raw Markdown text.")
+VERSION_HELP = "Show Lancelot's version and the MCP protocol version on one line (--json: also the features)."
 
 
 class SearchType(str, Enum):
@@ -32,31 +48,46 @@ def _engine(ctx: typer.Context, db: str | None):  # type: ignore[no-untyped-def]
 
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY", show_default=False)],
     limit: Limit = None,
-    search_type: Annotated[SearchType, typer.Option("--type", help="Search type.")] = SearchType.auto,
+    search_type: Annotated[SearchType, typer.Option(
+        "--type", help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
+                       "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.")
+    ] = SearchType.auto,
     table: Table = None,
-    text_column: Annotated[str | None, typer.Option("--text-column", help="Column holding the text.",
-                                                    show_default=False)] = None,
-    vector_column: Annotated[str | None, typer.Option("--vector-column", help="Column holding the vectors.",
+    text_column: Annotated[str | None, typer.Option("--text-column", metavar="COLUMN",
+                                                    help="Column holding the text [default: LANCEDB_TEXT_COLUMN "
+                                                         "or text].", show_default=False)] = None,
+    vector_column: Annotated[str | None, typer.Option("--vector-column", metavar="COLUMN",
+                                                      help="Column holding the vectors [default: "
+                                                           "LANCEDB_VECTOR_COLUMN or vector].",
                                                       show_default=False)] = None,
     json_out: Json = False,
+    jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line "
+                                                            "(the hits of --json).")] = False,
     db: Db = None,
 ) -> None:
     """Exit 0 also when nothing matches (the count says so); non-zero only for errors."""
+    if json_out and jsonl_out:
+        raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     engine = _engine(ctx, db)
     reply = engine.search(query, limit=limit, search_type=search_type.value, table=table,
                           text_column=text_column, vector_column=vector_column)
+    from lancelot_cli.cli import render
+
     if json_out:
         typer.echo(to_json(reply))
+    elif jsonl_out:
+        render.search_lines(reply)
     else:
         render.search_reply(reply)
 
 
 def query(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question to retrieve context for.", show_default=False)],
-    budget: Annotated[int | None, typer.Option("--budget", "-b", min=200,
+    question: Annotated[str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION",
+                                            show_default=False)],
+    budget: Annotated[int | None, typer.Option("--budget", "-b", min=200, metavar="CHARS",
                                                help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
                                                show_default=False)] = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
@@ -70,6 +101,8 @@ def query(
     if json_out:
         typer.echo(to_json(reply))
     else:
+        from lancelot_cli.cli import render
+
         render.context_block(reply)
 
 
@@ -85,6 +118,8 @@ def status(
     if json_out:
         typer.echo(to_json(reply))
     else:
+        from lancelot_cli.cli import render
+
         render.status_reply(reply, engine.settings)
     if not reply["connection"]["ok"]:
         raise typer.Exit(1)
@@ -92,9 +127,8 @@ def status(
 
 def version(ctx: typer.Context, json_out: Json = False) -> None:
     from lancelot_cli.engine import Engine
-    from lancelot_cli.settings import Settings
-
     from lancelot_cli.server.protocol import protocol_version
+    from lancelot_cli.settings import Settings
 
     reply = Engine(Settings()).version(protocol_version())
     if json_out:

@@ -1,70 +1,158 @@
-"""Rich output for a person at a terminal. Plain text when piped; colour obeys NO_COLOR.
+"""Rich output for a person at a terminal; plain text when piped; colour obeys NO_COLOR.
 
-The only module of the CLI that draws with rich; everything here writes to stdout, except
-progress and summaries of long work, which go to stderr.
+The only module of the CLI that draws with rich. Results go to stdout; notes, counts, progress and
+summaries of long work go to stderr, so `lancelot search x > hits.txt` keeps only the hits.
+
+On a terminal, tables follow its width (a narrow one gets a stacked list instead of columns).
+Piped, nothing is coloured or wrapped: one block per hit, tables without borders.
+
+Imported by the commands when they print, never for `--help` or completion (the help screens are
+`helpfmt`'s). rich.markdown (markdown-it and pygments behind it) is imported only by `query` on a
+terminal.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.settings import Settings
 from lancelot_cli.textmatch import query_words
 
+PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
+WIDE = 100  # from this many columns up, search hits are a table; below, a stacked list
+MATCH_STYLE = "bold yellow"  # NO_COLOR keeps the bold
+
 
 def stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    console = Console(highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = PIPED_WIDTH
+    return console
 
 
 def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False)
+    if not console.is_terminal:
+        console.width = PIPED_WIDTH
+    return console
 
 
-def _box(console: Console) -> box.Box:
-    return box.SIMPLE_HEAD if console.is_terminal else box.ASCII2
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def _highlight(snippet: str, words: list[str]) -> Text:
     text = Text(snippet)
     for word in words:
-        text.highlight_regex(re.compile(re.escape(word), re.I), style="bold yellow")
+        text.highlight_regex(re.compile(re.escape(word), re.I), style=MATCH_STYLE)
     return text
 
 
+def _score(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else str(value)
+
+
+# -- search --------------------------------------------------------------------------------------------
+
+
 def search_reply(reply: dict[str, Any]) -> None:
+    """Hits: a table on a wide terminal, a stacked list on a narrow one, plain blocks when piped.
+
+    The source is printed as the table has it: a path relative to the folder that was indexed. The
+    table does not record that folder, so no file:// hyperlink is made (it would point at the wrong
+    place whenever the working folder differs).
+    """
     out = stdout()
     err = stderr()
     how = f"{reply['searchType']} search, ranked by {reply['ranking']}"
     if reply.get("note"):
-        err.print(f"[yellow]note:[/] {reply['note']}")
+        err.print(f"[yellow]note:[/] {escape(reply['note'])}")
     if not reply["hits"]:
-        err.print(f"No matches for {reply['query']!r} in table {reply['table']!r} ({how}).")
+        err.print(escape(f"No matches for {reply['query']!r} in table {reply['table']!r} ({how})."))
         return
     words = query_words(reply["query"])
-    table = Table(box=_box(out), show_lines=False, expand=False, pad_edge=False)
+    if not out.is_terminal:
+        _search_plain(out, reply["hits"])
+    elif out.width >= WIDE:
+        _search_table(out, reply["hits"], words)
+    else:
+        _search_list(out, reply["hits"], words)
+    count = reply["count"]
+    err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply['table']!r} ({how})."), style="dim")
+
+
+def _search_table(out: Console, hits: list[dict[str, Any]], words: list[str]) -> None:
+    table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("title / source", ratio=1, min_width=18)
     table.add_column("snippet", ratio=3)
-    for rank, hit in enumerate(reply["hits"], start=1):
-        where = Text(hit["title"], style="bold")
+    for rank, hit in enumerate(hits, start=1):
+        where = Text()
+        where.append(_one_line(hit["title"]), style="bold")
         where.append("\n")
-        where.append(hit["source"], style=f"cyan link file://{hit['source']}" if False else "cyan")
-        table.add_row(str(rank), f"{hit['score']:.3f}", where, _highlight(hit["snippet"], words))
+        where.append(hit["source"], style="cyan")
+        table.add_row(str(rank), _score(hit["score"]), where, _highlight(_one_line(hit["snippet"]), words))
     out.print(table)
-    err.print(f"{reply['count']} hit{'s' if reply['count'] != 1 else ''} in table {reply['table']!r} ({how}).", style="dim")
+
+
+def _search_list(out: Console, hits: list[dict[str, Any]], words: list[str]) -> None:
+    grid = Table.grid(padding=(0, 1), expand=False)
+    grid.add_column(justify="right", style="dim", no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(ratio=1)
+    for rank, hit in enumerate(hits, start=1):
+        body = Text()
+        body.append(_one_line(hit["title"]), style="bold")
+        body.append("\n")
+        body.append(hit["source"], style="cyan")
+        body.append("\n")
+        body.append_text(_highlight(_one_line(hit["snippet"]), words))
+        if rank < len(hits):
+            body.append("\n")
+        grid.add_row(f"{rank}.", _score(hit["score"]), body)
+    out.print(grid)
+
+
+def _search_plain(out: Console, hits: list[dict[str, Any]]) -> None:
+    lines: list[str] = []
+    for rank, hit in enumerate(hits, start=1):
+        if rank > 1:
+            lines.append("")
+        lines.append(f"{rank}. {_one_line(hit['title'])}  ({hit['source']}, score {_score(hit['score'])})")
+        lines.append(f"   {_one_line(hit['snippet'])}")
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
+def search_lines(reply: dict[str, Any]) -> None:
+    """--jsonl: one hit per line, each the hit object of the --json reply; the note goes to stderr."""
+    from lancelot_cli.formats import to_json
+
+    out = stdout().file
+    for hit in reply["hits"]:
+        out.write(to_json(hit) + "\n")
+    out.flush()
+    if reply.get("note"):
+        stderr().print(f"[yellow]note:[/] {escape(reply['note'])}")
+
+
+# -- query ---------------------------------------------------------------------------------------------
 
 
 def context_block(reply: dict[str, Any]) -> None:
     out = stdout()
     if out.is_terminal:
+        from rich.markdown import Markdown
+
         out.print(Markdown(reply["context"]))
     else:
         out.file.write(reply["context"])
@@ -76,52 +164,135 @@ def context_block(reply: dict[str, Any]) -> None:
     )
 
 
+# -- status --------------------------------------------------------------------------------------------
+
+# The settings `status` shows, with where each came from (flag, env, file, default).
+_STATUS_SETTINGS = (
+    ("LANCEDB_PATH", "db_path"),
+    ("LANCEDB_TABLE", "table"),
+    ("LANCEDB_TEXT_COLUMN", "text_column"),
+    ("LANCEDB_VECTOR_COLUMN", "vector_column"),
+    ("LANCEDB_DEFAULT_LIMIT", "default_limit"),
+    ("LANCEDB_CONTEXT_BUDGET", "context_budget"),
+    ("OPENAI_BASE_URL", "openai_base_url"),
+    ("EMBEDDING_MODEL", "embedding_model"),
+    ("EMBEDDING_DIMENSIONS", "embedding_dimensions"),
+)
+
+
+def _when(stamp: str | None) -> str:
+    if not stamp:
+        return "-"
+    try:
+        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return stamp
+
+
+def _vectors_cell(entry: dict[str, Any]) -> str:
+    cells = []
+    for vector in entry.get("vectors") or []:
+        cell = f"{vector['column']} ({vector['dimension']}-d"
+        cell += f", {vector['model']})" if vector.get("model") else ")"
+        missing = vector.get("missing")
+        if missing:
+            cell += f", {missing} missing"
+        elif missing == 0:
+            cell += ", all rows"
+        cells.append(cell)
+    return "\n".join(cells) or "none"
+
+
+def _fts_cell(entry: dict[str, Any]) -> str:
+    columns = entry.get("fullTextColumns") or []
+    if not columns:
+        return "none (substring scan)"
+    cell = ", ".join(columns)
+    unindexed = (entry.get("fullTextCoverage") or {}).get("unindexed")
+    return cell + (f" ({unindexed} rows not yet indexed)" if unindexed else "")
+
+
+def _print_table(out: Console, table: Table) -> None:
+    """A table; piped, without the padding rich leaves at the ends of lines."""
+    if out.is_terminal:
+        out.print(table)
+        return
+    with out.capture() as capture:
+        out.print(table)
+    out.file.write("".join(line.rstrip() + "\n" for line in capture.get().splitlines()))
+
+
+def _grid_table(out: Console, *headers: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD if out.is_terminal else None, pad_edge=False, header_style="bold",
+                  show_edge=False)
+    for header in headers:
+        table.add_column(header, justify="right" if header == "rows" else "left")
+    return table
+
+
 def status_reply(reply: dict[str, Any], settings: Settings) -> None:
+    """Database, a table of its tables, vector search, and the settings with where each came from."""
     out = stdout()
     conn = reply["connection"]
+    store = f" ({conn['store']})" if conn.get("store") not in (None, "local") else ""
     if conn["ok"]:
-        out.print(f"[bold]Database[/] {conn['path']}  [green]ok[/]")
+        out.print(f"[bold]Database[/]  {escape(conn['path'] + store)}  [green]ok[/]")
     else:
-        out.print(f"[bold]Database[/] {conn['path'] or '(not set)'}  [red]{conn.get('error', 'unavailable')}[/]")
+        out.print(f"[bold]Database[/]  {escape(conn['path'] or '(not set)')}  "
+                  f"[red]{escape(conn.get('error', 'unavailable'))}[/]")
     if reply["tables"]:
-        table = Table(box=_box(out), pad_edge=False)
-        for column in ("table", "rows", "full-text index", "vectors", "version"):
-            table.add_column(column, justify="right" if column in {"rows", "version"} else "left")
+        table = _grid_table(out, "table", "rows", "full-text index", "vectors", "last indexed")
         for entry in reply["tables"]:
-            vectors = ", ".join(f"{v['column']} ({v['dimension']}-d)" for v in entry["vectors"]) or "-"
-            fts = ", ".join(entry["fullTextColumns"]) or "-"
-            table.add_row(entry["name"], str(entry["rows"]), fts, vectors, str(entry["version"]))
-        out.print(table)
+            if "error" in entry:
+                table.add_row(entry["name"], "?", Text(entry["error"], style="red"), "", "")
+                continue
+            table.add_row(entry["name"], str(entry["rows"]), _fts_cell(entry), _vectors_cell(entry),
+                          _when(entry.get("updatedAt")))
+        out.print()
+        _print_table(out, table)
         for entry in reply["tables"]:
             if "columns" in entry:
-                out.print(f"  {entry['name']}: {', '.join(entry['columns'])}")
+                out.print(escape(f"  {entry['name']} columns: {', '.join(entry['columns'])}"))
     elif conn["ok"]:
         out.print("No tables yet: run `lancelot index SRC DB`.")
     emb = reply["embeddings"]
+    out.print()
     if emb["available"]:
-        out.print(f"[bold]Vector search[/] available (key from {emb['keySource']}), model {emb['model']}")
+        out.print(f"[bold]Vector search[/]  available (key from {emb['keySource']}), model {escape(emb['model'])}")
     else:
-        out.print(f"[bold]Vector search[/] off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
-                  f"text search works without one")
+        out.print("[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
+                  "text search works without one")
+    out.print()
     sources = settings.sources
-    rows = [(name, sources.get(name, "default")) for name in ("LANCEDB_PATH", "LANCEDB_TABLE", "EMBEDDING_MODEL")]
-    out.print("[dim]" + " · ".join(f"{name} from {origin}" for name, origin in rows) + "[/]")
+    table = _grid_table(out, "setting", "value", "from")
+    for name, attribute in _STATUS_SETTINGS:
+        value = getattr(settings, attribute)
+        if value is None:
+            value = "OpenAI" if name == "OPENAI_BASE_URL" else "(not set)"
+        table.add_row(name, str(value), sources.get(name, "default"))
+    table.add_row("OPENAI_API_KEY", "(set)" if emb["available"] else "(not set)", emb["keySource"] or "-")
+    _print_table(out, table)
+    out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
+
+
+# -- index ---------------------------------------------------------------------------------------------
 
 
 def index_summary(report: dict[str, Any]) -> None:
     err = stderr()
     for item in report["skipped"]:
-        err.print(f"[yellow]skipped[/] {item['path']}: {item['reason']}")
+        err.print(f"[yellow]skipped[/] {escape(item['path'])}: {escape(item['reason'])}")
     change = (f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
               if report["committed"] else "no changes")
-    err.print(
+    err.print(escape(
         f"Indexed {report['files']} file(s) into {report['chunks']} chunk(s) in table {report['table']!r} "
         f"of {report['database']} ({change}; {len(report['skipped'])} skipped) in {report['seconds']:.1f} s."
-    )
+    ))
     if report.get("embeddingModel"):
-        err.print(f"Vectors: {report['embedded']} chunk(s) embedded with {report['embeddingModel']}, the rest reused"
-                  + (f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for embedding"
-                     if report["truncatedForEmbedding"] else ""))
+        err.print(escape(f"Vectors: {report['embedded']} chunk(s) embedded with {report['embeddingModel']}, "
+                         "the rest reused"
+                         + (f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for "
+                            "embedding" if report["truncatedForEmbedding"] else "")))
     elif report.get("withoutVectors"):
         err.print(f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; "
                   f"run with --embed to add them")
@@ -131,5 +302,5 @@ def batch_line(report: dict[str, Any], clock: str) -> str:
     """One line for a --watch batch: what changed, how many rows, how long."""
     skipped = f", {len(report['skipped'])} skipped ({', '.join(s['path'] for s in report['skipped'][:3])})" \
         if report["skipped"] else ""
-    return (f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} -{report['deleted']} "
-            f"chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}")
+    return escape(f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} "
+                  f"-{report['deleted']} chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}")

@@ -1,0 +1,1 @@
+complete --command lancelot --no-files --arguments "(env _LANCELOT_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) lancelot)" --condition "env _LANCELOT_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) lancelot"

@@ -1,0 +1,171 @@
+"""CLI speed benchmark: wall time of `lancelot --help`, `lancelot <cmd> --help` and shell completion,
+next to `python -c "import typer"` measured in the same run (target: at most 1.5x).
+
+Run from the repository root:  python tests/benchmarks/cli_speed.py [--runs 21] [--warmup 2] [--importtime]
+
+All commands are run round-robin (one run of each, then the next round), so a change in machine load
+affects them alike; the table shows median and min of --runs rounds after --warmup discarded ones.
+Help is measured twice: piped (stdout is a pipe, plain text) and on a pseudo-terminal (colours, the
+width of a 100-column terminal), since rich takes different paths. Completion uses the real protocol
+(`COMP_WORDS=... _LANCELOT_COMPLETE=complete_bash lancelot`), for a command name and for a table name
+(`--table <TAB>` lists the `*.lance` folders of a temporary database folder).
+
+--importtime also prints the slowest imports (`python -X importtime`) of `lancelot --help`.
+Results are written to tests/benchmarks/results/cli_speed.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import pty
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+RESULTS = Path(__file__).resolve().parent / "results" / "cli_speed.json"
+TARGET = 1.5
+
+
+def lancelot_command() -> list[str]:
+    """The console script next to this Python when installed, else `python -m lancelot_cli`."""
+    script = Path(sys.executable).with_name("lancelot")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
+
+
+def wall(argv: list[str], env: dict[str, str], tty: bool = False) -> float:
+    """Seconds from spawn to exit; stdout to a pipe, or to a pseudo-terminal when ``tty``."""
+    if tty:
+        leader, follower = pty.openpty()
+        try:
+            start = time.perf_counter()
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=follower,
+                                    stderr=subprocess.DEVNULL)
+            os.close(follower)
+            follower = -1
+            while True:  # drain the terminal so the child never blocks on a full buffer
+                try:
+                    if not os.read(leader, 65536):
+                        break
+                except OSError:
+                    break
+            proc.wait()
+            return time.perf_counter() - start
+        finally:
+            os.close(leader)
+            if follower != -1:
+                os.close(follower)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                   check=False)
+    return time.perf_counter() - start
+
+
+def stats(runs: list[float]) -> dict[str, Any]:
+    return {"runs_s": [round(r, 6) for r in runs], "median_s": statistics.median(runs), "min_s": min(runs)}
+
+
+def import_profile(lancelot: list[str], env: dict[str, str], top: int = 15) -> list[tuple[int, str]]:
+    """(cumulative µs, module) of the slowest top-level imports of `lancelot --help`."""
+    code = ("import sys; sys.argv = ['lancelot', '--help']\n"
+            "from lancelot_cli.cli.app import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n")
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
+                          text=True, check=False)
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:top]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=21, help="measured rounds (default 21)")
+    parser.add_argument("--warmup", type=int, default=2, help="discarded rounds first (default 2)")
+    parser.add_argument("--importtime", action="store_true", help="also print the slowest imports of --help")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results file (default {RESULTS})")
+    opts = parser.parse_args()
+
+    lancelot = lancelot_command()
+    tmp = Path(tempfile.mkdtemp(prefix="lancelot-cli-speed-"))
+    db = tmp / "db"
+    for name in ("documents", "notes"):
+        (db / f"{name}.lance").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "OPENAI_", "_LANCELOT"))}
+    env.update({"LANCELOT_CONFIG_DIR": str(tmp / "config"), "COLUMNS": "100", "LINES": "40",
+                "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
+
+    def completion(words: str, cword: int) -> dict[str, str]:
+        return {**env, "COMP_WORDS": words, "COMP_CWORD": str(cword), "_LANCELOT_COMPLETE": "complete_bash"}
+
+    cases: dict[str, tuple[str, list[str], dict[str, str], bool]] = {
+        "import_typer": ('`python -c "import typer"` (reference)', [sys.executable, "-c", "import typer"], env, False),
+        "python_pass": ('`python -c pass` (interpreter alone)', [sys.executable, "-c", "pass"], env, False),
+        "help": ("`lancelot --help`, piped", [*lancelot, "--help"], env, False),
+        "help_tty": ("`lancelot --help`, on a terminal", [*lancelot, "--help"], env, True),
+        "search_help": ("`lancelot search --help`, piped", [*lancelot, "search", "--help"], env, False),
+        "search_help_tty": ("`lancelot search --help`, on a terminal", [*lancelot, "search", "--help"], env, True),
+        "index_help": ("`lancelot index --help`, piped", [*lancelot, "index", "--help"], env, False),
+        "complete_command": ("completion `lancelot se<TAB>`", lancelot, completion("lancelot se", 1), False),
+        "complete_table": ("completion `lancelot search x --db DB --table <TAB>`", lancelot,
+                           completion(f"lancelot search x --db {db} --table ", 6), False),
+    }
+    rounds: dict[str, list[float]] = {key: [] for key in cases}
+    for round_no in range(opts.warmup + opts.runs):
+        for key, (_, argv, case_env, tty) in cases.items():
+            seconds = wall(argv, case_env, tty)
+            if round_no >= opts.warmup:
+                rounds[key].append(seconds)
+
+    results = {key: stats(runs) for key, runs in rounds.items()}
+    base = results["import_typer"]
+    ratios = {key: {"median": r["median_s"] / base["median_s"], "min": r["min_s"] / base["min_s"]}
+              for key, r in results.items() if key not in ("import_typer", "python_pass")}
+
+    import importlib.metadata as md
+
+    from lancelot_cli import __version__
+
+    meta = {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__, "typer": md.version("typer"), "rich": md.version("rich"),
+        "python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform(),
+        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "runs": opts.runs, "warmup": opts.warmup,
+        "lancelot_command": lancelot, "target_ratio": TARGET,
+    }
+    opts.output.parent.mkdir(parents=True, exist_ok=True)
+    opts.output.write_text(json.dumps({"meta": meta, "results": results, "ratios": ratios}, indent=2) + "\n")
+
+    print(f"CLI speed — lancelot {__version__}, typer {meta['typer']}, Python {meta['python']}, {meta['cpus']} CPUs, "
+          f"load {meta['load_average'][0]:.2f}, {opts.runs} rounds (+{opts.warmup} warm-up)\n")
+    print(f"| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
+    print("|---|---:|---:|---:|")
+    for key, (label, *_) in cases.items():
+        r = results[key]
+        ratio = f"{ratios[key]['median']:.2f}× / {ratios[key]['min']:.2f}×" if key in ratios else "–"
+        print(f"| {label} | {r['median_s'] * 1000:.0f} | {r['min_s'] * 1000:.0f} | {ratio} |")
+    worst = max(ratios.values(), key=lambda r: r["median"])["median"]
+    print(f"\nTarget: at most {TARGET}× `import typer`; worst median ratio {worst:.2f}× "
+          f"({'met' if worst <= TARGET else 'not met'}).")
+    if opts.importtime:
+        print("\nSlowest imports of `lancelot --help` (cumulative, µs):")
+        for micros, module in import_profile(lancelot, env):
+            print(f"  {micros:>8}  {module}")
+    print(f"\nResults written to {opts.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -130,6 +130,9 @@ def html_to_text(html: str) -> tuple[str | None, str]:
                     title = candidate
                     break
     text = trafilatura.extract(html, output_format="markdown", include_tables=True, favor_recall=True) or ""
+    # Permalink marks stay on the heading lines of the extracted Markdown ("# Glossary¶"): drop them.
+    text = "\n".join(clean_title(line, markdown=True) if line.lstrip().startswith("#") else line
+                     for line in text.split("\n"))
     if not text.strip() and tree is not None:
         for bad in tree.xpath("//script|//style|//noscript|//template"):
             bad.drop_tree()

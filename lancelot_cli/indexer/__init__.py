@@ -257,7 +257,7 @@ def index_folder(
             for row in rows:
                 row[VECTOR] = reuse.get(row[HASH])
             report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
-        if full or scope:
+        if full or scope or not writer.exists:
             written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
                                    dimension=dimension)
             report.added, report.updated, report.deleted = written.added, written.updated, written.deleted

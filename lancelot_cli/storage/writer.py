@@ -85,16 +85,19 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
 
 
 class TableWriter:
-    """Opens (or creates) one table for writing and makes it hold exactly the rows given."""
+    """Opens one table for writing and makes it hold exactly the rows given. A table that does not
+    exist yet is created by the first ``write`` (so a run that fails before it leaves nothing)."""
 
     def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None) -> None:
         import lancedb
 
         self.db_uri, self.name = db_uri, table
+        self._storage_options = storage_options
+        self._tbl: Any = None
         with _guard("open", db_uri, table):
-            db = lancedb.connect(db_uri, storage_options=storage_options or None)
-            if table in db:
-                self._tbl = db.open_table(table)
+            self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
+            if table in self._db:
+                self._tbl = self._db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
                 if missing and set(missing) <= set(ADDED_LATER):
                     # A table from an earlier Lancelot: add the newer columns (null file state = re-read once).
@@ -105,31 +108,34 @@ class TableWriter:
                         f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
                         f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                     )
-            else:
-                self._tbl = _create_indexed(db, db_uri, table, storage_options)
-            if TEXT not in _fts_columns(self._tbl):
-                self._tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+                if TEXT not in _fts_columns(self._tbl):
+                    self._tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
 
     # -- what is there ------------------------------------------------------------------------
 
     @property
+    def exists(self) -> bool:
+        return self._tbl is not None
+
+    @property
     def version(self) -> int:
-        return int(self._tbl.version)
+        return int(self._tbl.version) if self._tbl is not None else 0
 
     def count(self) -> int:
-        return int(self._tbl.count_rows())
+        return int(self._tbl.count_rows()) if self._tbl is not None else 0
 
     def vector_info(self) -> tuple[str | None, int | None]:
         """(model, dimension) of the table's vector column, or (None, None) without one."""
-        schema = self._tbl.schema
-        if VECTOR not in schema.names:
+        if self._tbl is None or VECTOR not in self._tbl.schema.names:
             return None, None
-        field = schema.field(VECTOR)
+        field = self._tbl.schema.field(VECTOR)
         model = (field.metadata or {}).get(MODEL_TAG.encode())
         return (model.decode() if model else None), int(field.type.list_size)
 
     def existing(self) -> list[dict[str, Any]]:
         """Every row's id, path, hash and the state of its file (size, mtime, content hash)."""
+        if self._tbl is None:
+            return []
         columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
         with _guard("read", self.db_uri, self.name):
             return self._tbl.search().select(columns).limit(None).to_arrow().to_pylist()
@@ -139,7 +145,7 @@ class TableWriter:
         return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in self.existing()}
 
     def missing_vectors(self) -> int:
-        if VECTOR not in self._tbl.schema.names:
+        if self._tbl is None or VECTOR not in self._tbl.schema.names:
             return 0
         with _guard("read", self.db_uri, self.name):
             return int(self._tbl.count_rows(f"{VECTOR} IS NULL"))
@@ -147,7 +153,7 @@ class TableWriter:
     def reusable_vectors(self, model: str) -> dict[str, list[float]]:
         """hash -> vector of the rows embedded with ``model`` (empty if the model differs)."""
         stored, _ = self.vector_info()
-        if stored != model:
+        if self._tbl is None or stored != model:
             return {}
         with _guard("read", self.db_uri, self.name):
             data = self._tbl.search().where(f"{VECTOR} IS NOT NULL").select([HASH, VECTOR]).limit(None).to_arrow()
@@ -169,6 +175,10 @@ class TableWriter:
         """
         import pyarrow as pa
 
+        created = self._tbl is None
+        if created:
+            with _guard("create", self.db_uri, self.name):
+                self._tbl = _create_indexed(self._db, self.db_uri, self.name)
         existing = [r for r in self.existing() if paths is None or r[PATH] in paths]
         before = {r[ID]: r for r in existing}
         wanted = {row[ID]: row for row in rows}
@@ -184,7 +194,7 @@ class TableWriter:
             key in before and any(before[key].get(c) != row.get(c) for c in FILE_STATE) for key, row in wanted.items()
         )
         if not (added or updated or deleted or touched or vectors_changed or missing_vectors):
-            return WriteResult(0, 0, 0, int(self._tbl.version), committed=False)
+            return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
         with _guard("write", self.db_uri, self.name):
             if vectors_changed:
                 self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
@@ -326,7 +336,7 @@ def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> Writ
     return TableWriter(db_uri, table).write(rows)
 
 
-def _create_indexed(db: Any, db_uri: str, table: str, storage_options: dict[str, str] | None = None) -> Any:
+def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
     """An empty table that has its full-text index from the moment a reader can see it."""
     import lancedb
 

@@ -26,7 +26,7 @@ import lancelot_cli
 from lancelot_cli.cli.app import app
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
-COMMANDS = ("serve", "index", "init", "status", "search", "query", "version")
+COMMANDS = ("serve", "index", "init", "status", "search", "query", "show", "version")
 HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
 # Not heavy, but for help and completion each costs more than the rest of the run (help is drawn by
 # cli/helpfmt.py without rich; cli/app.py keeps typer from building pydantic validators it does not use).
@@ -576,3 +576,34 @@ def test_search_json_vector_is_the_mcp_tool_text(vector_env: Any) -> None:
     assert reply["searchType"] == "vector" and reply["ranking"] == "distance"
     text = mcp_tool("lancedb_search", {"query": "refund policy", "searchType": "vector", "limit": 5})
     assert result.stdout_bytes == (text + "\n").encode("utf-8")
+
+
+# -- show and filters (the lancedb_document tool and the tools' filters, on the command line) ---------
+
+def test_show_prints_the_document_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path) -> None:
+    result = cli("show", "policies/shipping.md", "--db", sample_db)
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    assert result.stdout == mcp_tool("lancedb_document", {"source": "policies/shipping.md"})
+    assert "DEC-0054" in result.stdout
+    window = cli("show", "policies/shipping.md#0", "--before", "0", "--after", "0", "--db", sample_db, "--json")
+    assert json.loads(window.stdout)["first"] == 0 and json.loads(window.stdout)["source"] == "policies/shipping.md"
+
+
+def test_show_of_an_unknown_document_is_one_line(sample_db: Path) -> None:
+    result = cli("show", "nope.md", "--db", sample_db)
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "lancedb_search" in result.stderr
+
+
+def test_search_filters_match_the_tool_filters(monkeypatch: pytest.MonkeyPatch, sample_db: Path) -> None:
+    result = cli("search", "refund", "--db", sample_db, "--path-prefix", "policies/", "-f", "chunk=0", "--json")
+    assert result.exit_code == 0, result.stderr
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    assert result.stdout == mcp_tool("lancedb_search", {"query": "refund", "pathPrefix": "policies/",
+                                                        "filters": {"chunk": "0"}}) + "\n"
+    assert all(hit["source"].startswith("policies/") for hit in json.loads(result.stdout)["hits"])
+    bad = cli("search", "refund", "--db", sample_db, "--filter", "no-equals-sign")
+    assert bad.exit_code == 2 and "COLUMN=VALUE" in bad.stderr
+    missing = cli("query", "refund", "--db", sample_db, "-f", "kind=adr")
+    assert missing.exit_code == 1 and "its columns are" in missing.stderr

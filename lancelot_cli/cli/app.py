@@ -190,6 +190,7 @@ def _register() -> None:
     command("status", read.STATUS_HELP, read.status, read.STATUS_EPILOG)
     command("search", read.SEARCH_HELP, read.search, read.SEARCH_EPILOG)
     command("query", read.QUERY_HELP, read.query)
+    command("show", read.SHOW_HELP, read.show)
     command("version", read.VERSION_HELP, read.version)
     command("init", init_wizard.HELP, init_wizard.init)
 

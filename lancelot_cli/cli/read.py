@@ -31,6 +31,29 @@ SEARCH_EPILOG = ("Finding nothing is not an error: exit 0, with \"No matches\" o
 QUERY_HELP = ("Print the context block for a question; what the lancedb_query tool does. On a terminal the "
               "block is shown as Markdown; piped, it is the raw Markdown text.")
 VERSION_HELP = "Show Lancelot's version and the MCP protocol version on one line (--json: also the features)."
+SHOW_HELP = ("Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
+             "chunk N; what the lancedb_document tool does. Reads the database, never the files.")
+
+PathPrefix = Annotated[str | None, typer.Option("--path-prefix", metavar="PREFIX", show_default=False,
+                                                help="Only documents whose path starts with PREFIX (a folder needs "
+                                                     "its trailing slash: docs/adr/).")]
+Filter = Annotated[list[str] | None, typer.Option("--filter", "-f", metavar="COLUMN=VALUE", show_default=False,
+                                                  help="Only rows whose COLUMN equals VALUE (e.g. status=accepted); "
+                                                       "repeat for more columns, or repeat a column for any of "
+                                                       "several values.")]
+
+
+def parse_filters(values: list[str] | None) -> dict[str, object] | None:
+    """["status=accepted", "status=proposed", "kind=adr"] -> {"status": [...], "kind": "adr"}."""
+    if not values:
+        return None
+    found: dict[str, list[str]] = {}
+    for value in values:
+        column, sep, wanted = value.partition("=")
+        if not sep or not column.strip():
+            raise typer.BadParameter(f"{value!r} is not COLUMN=VALUE", param_hint="'--filter'")
+        found.setdefault(column.strip(), []).append(wanted)
+    return {column: vals[0] if len(vals) == 1 else vals for column, vals in found.items()}
 
 
 class SearchType(str, Enum):
@@ -62,6 +85,8 @@ def search(
                                                       help="Column holding the vectors [default: "
                                                            "LANCEDB_VECTOR_COLUMN or vector].",
                                                       show_default=False)] = None,
+    path_prefix: PathPrefix = None,
+    filters: Filter = None,
     json_out: Json = False,
     jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line "
                                                             "(the hits of --json).")] = False,
@@ -72,7 +97,8 @@ def search(
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     engine = _engine(ctx, db)
     reply = engine.search(query, limit=limit, search_type=search_type.value, table=table,
-                          text_column=text_column, vector_column=vector_column)
+                          text_column=text_column, vector_column=vector_column, path_prefix=path_prefix,
+                          filters=parse_filters(filters))
     from lancelot_cli.cli import render
 
     if json_out:
@@ -93,11 +119,14 @@ def query(
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
     limit: Limit = None,
     table: Table = None,
+    path_prefix: PathPrefix = None,
+    filters: Filter = None,
     json_out: Json = False,
     db: Db = None,
 ) -> None:
     engine = _engine(ctx, db)
-    reply = engine.query(question, context_budget=budget, warm_start=warm_start, table=table, limit=limit)
+    reply = engine.query(question, context_budget=budget, warm_start=warm_start, table=table, limit=limit,
+                         path_prefix=path_prefix, filters=parse_filters(filters))
     if json_out:
         typer.echo(to_json(reply))
     else:
@@ -135,3 +164,31 @@ def version(ctx: typer.Context, json_out: Json = False) -> None:
         typer.echo(to_json(reply))
     else:
         typer.echo(f"lancelot {reply['version']} (MCP protocol {reply['mcpProtocolVersion']})")
+
+
+def show(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A document's path as search shows it, or SOURCE#N for the chunks "
+                                               "around chunk N (a hit's id).", metavar="SOURCE[#N]",
+                                          show_default=False)],
+    before: Annotated[int, typer.Option("--before", min=0, max=200, help="Chunks before chunk N.")] = 2,
+    after: Annotated[int, typer.Option("--after", min=0, max=200, help="Chunks after chunk N.")] = 2,
+    budget: Annotated[int | None, typer.Option("--budget", "-b", min=200, metavar="CHARS",
+                                               help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
+                                               show_default=False)] = None,
+    table: Table = None,
+    json_out: Json = False,
+    db: Db = None,
+) -> None:
+    engine = _engine(ctx, db)
+    base, sep, number = source.rpartition("#")
+    if sep and number.isdigit():
+        reply = engine.document(chunk_id=source, before=before, after=after, context_budget=budget, table=table)
+    else:
+        reply = engine.document(source, context_budget=budget, table=table)
+    if json_out:
+        typer.echo(to_json(reply))
+    else:
+        from lancelot_cli.cli import render
+
+        render.context_block({**reply, "leftOut": reply["cut"]})

@@ -28,6 +28,7 @@ from lancelot_cli.formats import to_json
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply, StatusReply, VersionReply
 from lancelot_cli.settings import Settings
+from lancelot_cli.storage.reader import display_uri
 from lancelot_cli.storage.schema import is_local, local_path
 
 T = TypeVar("T")
@@ -117,7 +118,7 @@ def instructions(settings: Settings) -> str:
             shown = ", ".join(tables) if tables else "none yet"
             lines.append(f"Tables: {shown}. Default table: {settings.table}.")
     else:
-        lines.append(f"Database: {path}. Default table: {settings.table}.")
+        lines.append(f"Database: {display_uri(path)}. Default table: {settings.table}.")
     return " ".join(lines)
 
 

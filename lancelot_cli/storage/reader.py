@@ -221,6 +221,7 @@ class ReadOnlyDatabase:
         import lancedb
 
         self.uri = uri
+        self._open: dict[str, ReadOnlyTable] = {}
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
             self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
@@ -239,11 +240,21 @@ class ReadOnlyDatabase:
                 return sorted(names)
 
     def table(self, name: str) -> ReadOnlyTable:
+        """Open a table. On an object store the handle is kept: opening costs requests, and the
+        handle itself picks up new versions every ``consistency`` seconds. A folder's tables are
+        opened per call (about 1 ms), so a table removed and rebuilt is simply found again."""
+        if name in self._open:
+            return self._open[name]
         try:
-            return ReadOnlyTable(name, self._db.open_table(name))
+            table = ReadOnlyTable(name, self._db.open_table(name))
         except (ValueError, FileNotFoundError) as exc:
-            if "not found" not in str(exc).lower() and not isinstance(exc, FileNotFoundError):
+            message = str(exc).lower()
+            if "not found" not in message and "invalid table name" not in message \
+                    and not isinstance(exc, FileNotFoundError):
                 raise
             existing = self.table_names()
             hint = f"tables here: {', '.join(existing)}" if existing else "this database has no tables yet; run `lancelot index SRC DB`"
-            raise TableNotFoundError(f"table {name!r} not found in {self.uri}; {hint}") from None
+            raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
+        if not is_local(self.uri):
+            self._open[name] = table
+        return table

@@ -264,6 +264,8 @@ def index_folder(
             report.version, report.committed = written.version, written.committed
         else:
             report.version = writer.version
+        if not report.committed and writer.fold_unindexed():  # a run killed between its commit and optimize()
+            report.version = writer.version
         report.chunks = writer.count()
     report.seconds = time.perf_counter() - started
     return report

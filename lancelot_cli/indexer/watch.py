@@ -72,7 +72,7 @@ def watch_folder(
         except LancelotError as exc:
             on_error(str(exc))
 
-    run_pass()
+    first = True  # a pass is due as soon as file events are being collected
     while not stop.is_set():
         if not root.is_dir():
             on_error(f"source folder {root} is gone; the table is kept as it is, waiting for the folder to return")
@@ -80,13 +80,17 @@ def watch_folder(
                 pass
             if stop.is_set():
                 return
-            run_pass()
+            first = True
             continue
+        # watchfiles subscribes on the generator's first step and yields within rust_timeout (changes
+        # or not), so the pass that follows runs while events are collected: a file saved during it
+        # is an event for the next batch, never lost. Ctrl-C raises KeyboardInterrupt (the CLI stops).
         for changes in watchfiles.watch(
             root, watch_filter=lambda _change, path: relevant(root, path), debounce=MAX_WAIT_MS, step=quiet_ms,
-            stop_event=stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=False,
+            stop_event=stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=True,
         ):
-            if changes:
+            if changes or first:
+                first = False
                 run_pass()
             if not root.is_dir():
                 break  # the watched folder went away: go back to waiting for it

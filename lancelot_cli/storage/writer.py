@@ -159,6 +159,18 @@ class TableWriter:
             data = self._tbl.search().where(f"{VECTOR} IS NOT NULL").select([HASH, VECTOR]).limit(None).to_arrow()
         return dict(zip(data.column(HASH).to_pylist(), data.column(VECTOR).to_pylist()))
 
+    def fold_unindexed(self) -> bool:
+        """Take rows that a killed run committed but never indexed into the full-text index
+        (``optimize()``); True if there were any. A healthy table is left untouched (no new version)."""
+        with _guard("read", self.db_uri, self.name):
+            unindexed = sum(int(getattr(index, "num_unindexed_rows", 0) or 0) for index in self._tbl.list_indices()
+                            if str(index.index_type).upper() in {"FTS", "INVERTED"})
+        if not unindexed:
+            return False
+        with _guard("write", self.db_uri, self.name):
+            self._tbl.optimize()
+        return True
+
     # -- writing ------------------------------------------------------------------------------
 
     def write(self, rows: Sequence[dict[str, Any]], *, paths: set[str] | None = None, model: str | None = None,

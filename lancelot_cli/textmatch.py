@@ -5,6 +5,13 @@ from __future__ import annotations
 import re
 
 SNIPPET_CHARS = 300
+# Lucene's English stop words: a query made only of these finds everything and means nothing.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with".split()
+)
+_EDGE_ID = "\"'`.,;:!?()[]{}<>"
+_CONNECTED = re.compile(r"[A-Za-z0-9][_\-.:/#][A-Za-z0-9]|[a-z][A-Z]")
 _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’"
 
 
@@ -55,3 +62,18 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
         space = flat.rfind(" ", start, end)
         end = space if space > end - 30 else end
     return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+
+
+def only_stop_words(words: list[str]) -> bool:
+    return bool(words) and all(word in STOP_WORDS for word in words)
+
+
+def identifier_tokens(query: str) -> list[str]:
+    """Query tokens that look like identifiers: joined by _ - . : / # (MAX_SAVED, DEC-0054,
+    2025-06-18, v1.2) or camelCase (createClient); case-folded."""
+    found = []
+    for raw in query.split():
+        token = raw.strip(_EDGE_ID)
+        if _CONNECTED.search(token):
+            found.append(token.casefold())
+    return found

@@ -1,0 +1,245 @@
+"""Search quality that must not regress, fast enough for the default run: exact identifiers, queries
+without words, phrases, snippet size, and `index --embed` behaviour (vectors reused, retries, a
+rejected key, a model mismatch). The retrieval benchmark on SciFact is tests/benchmarks/quality.py.
+
+Everything runs against real LanceDB tables in tmp folders and the loopback embeddings server of
+tests/support/embed_server.py (through the real ``openai`` client).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lancelot_cli.cli.app import app
+from lancelot_cli.engine import Engine
+from lancelot_cli.errors import EmbeddingError, IndexingError
+from lancelot_cli.indexer import index_folder, rows_for
+from lancelot_cli.indexer.sources import read_document
+from lancelot_cli.providers import OpenAIEmbedder
+from lancelot_cli.settings import load
+from tests.conftest import SAMPLE_DOCS, hash_tree
+from tests.support.embed_server import MODEL, EmbedServer
+
+SNIPPET_MAX = 310
+
+# Small documents, each holding one identifier the way notes and code docs write them.
+IDENTIFIER_DOCS = {
+    "notes/settings.md": "# Settings\n\nMAX_SAVED limits how many drafts are kept; the default is 50.\n",
+    "notes/decisions.md": "# Decision log\n\nDEC-0054: keep the full-text index next to the table.\n",
+    "notes/pricing.md": "# Pricing\n\nThe kit_prices table holds one row per kit and currency.\n",
+    "notes/client.md": "# Client set-up\n\nCall `createClient()` with the base URL before any request.\n",
+    "notes/changelog.md": "# Changelog\n\nProtocol version 2025-06-18 adds structured tool output.\n",
+}
+IDENTIFIERS = {"MAX_SAVED": "notes/settings.md", "DEC-0054": "notes/decisions.md",
+               "kit_prices": "notes/pricing.md", "createClient": "notes/client.md",
+               "2025-06-18": "notes/changelog.md"}
+# Near misses: the identifiers' parts, more often, but never the identifier itself.
+NEAR_MISSES = {
+    "notes/limits.md": "# Limits\n\nThe max number of saved searches is ten; saved drafts past the max are dropped. "
+                       "Max saved size is 1 MB.\n",
+    "notes/kits.md": "# Kits\n\nKit prices vary: each kit lists prices per item, and kit prices change yearly.\n",
+    "notes/releases.md": "# Releases\n\nReleased 2025-05-18, 2024-06-18 and 2025-06-11; the 18 June 2025 build "
+                         "was withdrawn.\n",
+    "notes/other-decisions.md": "# Other decisions\n\nDEC-0053 and DEC-0055 were rejected in Dec; see the Dec notes.\n",
+    "notes/clients.md": "# Clients\n\nEach client can create a client record; create one client per shop.\n",
+}
+
+
+def write_docs(root: Path, docs: dict[str, str]) -> None:
+    for rel, text in docs.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def engine_for(db: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Engine:
+    monkeypatch.setenv("LANCEDB_PATH", str(db))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return Engine(load())
+
+
+def sha_of_tree(root: Path) -> str:
+    return hashlib.sha256(repr(sorted(hash_tree(root).items())).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def identifier_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample documents plus IDENTIFIER_DOCS, indexed text-only."""
+    import shutil
+
+    src = tmp_path_factory.mktemp("ids") / "docs"
+    shutil.copytree(SAMPLE_DOCS, src)
+    write_docs(src, IDENTIFIER_DOCS)
+    db = src.parent / "db"
+    index_folder(src, str(db))
+    return db
+
+
+@pytest.fixture(scope="module")
+def near_miss_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("near") / "docs"
+    write_docs(src, {**IDENTIFIER_DOCS, **NEAR_MISSES})
+    db = src.parent / "db"
+    index_folder(src, str(db))
+    return db
+
+
+# -- identifiers ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("search_type", ["text", "auto"])
+@pytest.mark.parametrize("identifier", list(IDENTIFIERS))
+def test_identifier_is_the_top_hit(identifier: str, search_type: str, identifier_db: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    reply = engine_for(identifier_db, monkeypatch).search(identifier, search_type=search_type)
+    assert reply["searchType"] == "text" and reply["ranking"] == "bm25"
+    assert reply["hits"], reply
+    assert reply["hits"][0]["source"] == IDENTIFIERS[identifier], [h["source"] for h in reply["hits"][:3]]
+    assert reply["hits"][0]["matched"] == 1.0
+
+
+# The tokenizer splits identifiers into parts (MAX_SAVED -> max + save), so a note that repeats
+# the parts would win on BM25 alone; the engine puts literal matches of a looked-up identifier first.
+@pytest.mark.parametrize("identifier", ["DEC-0054", "createClient", "MAX_SAVED", "kit_prices", "2025-06-18"])
+def test_identifier_beats_near_misses(identifier: str, near_miss_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Documents that hold the identifier's parts, but not the identifier, must rank below it."""
+    reply = engine_for(near_miss_db, monkeypatch).search(identifier, search_type="text", limit=5)
+    assert reply["hits"][0]["source"] == IDENTIFIERS[identifier], [h["source"] for h in reply["hits"][:3]]
+
+
+# -- queries without words, phrases, snippets -----------------------------------------------------
+
+
+@pytest.mark.parametrize("search_type", ["text", "auto"])
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "to be or not to be", "!!! ??", "--- ... ;;", "\"\"", "()"])
+def test_query_without_searchable_words_gives_no_hits_and_no_error(query: str, search_type: str, sample_db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    reply = engine_for(sample_db, monkeypatch).search(query, search_type=search_type)
+    assert reply["count"] == 0 and reply["hits"] == []
+    assert reply["searchType"] == "text"
+
+
+def test_empty_query_with_vectors_gives_no_hits(vector_env: EmbedServer) -> None:
+    reply = Engine(load()).search("", search_type="auto")
+    assert reply["count"] == 0
+
+
+def test_quoted_phrase_matches_the_words_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "docs"
+    write_docs(src, {"a.md": "# A\n\nThe red apple fell from the tree.\n",
+                     "b.md": "# B\n\nAn apple that is red; red is the colour of the apple.\n",
+                     "c.md": "# C\n\nNothing about fruit here.\n"})
+    index_folder(src, str(tmp_path / "db"))
+    engine = engine_for(tmp_path / "db", monkeypatch)
+    phrase = engine.search('"red apple"', search_type="text")
+    words = engine.search("red apple", search_type="text")
+    assert [h["source"] for h in phrase["hits"]] == ["a.md"]
+    assert {h["source"] for h in words["hits"]} == {"a.md", "b.md"}
+
+
+@pytest.mark.parametrize("query", ["refund", "lost parcel claim form", "warranty repair", "a the of in to",
+                                   "gift cards store credit online orders refund policy"])
+def test_snippets_stay_short(query: str, sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reply = engine_for(sample_db, monkeypatch).search(query, limit=20)
+    assert all(len(hit["snippet"]) <= SNIPPET_MAX for hit in reply["hits"]), [len(h["snippet"]) for h in reply["hits"]]
+
+
+def test_snippet_of_a_long_chunk_is_short_and_holds_the_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    filler = " ".join(f"word{i}" for i in range(900))
+    write_docs(tmp_path / "docs", {"long.md": f"# Long\n\n{filler} needle in the middle {filler}\n"})
+    index_folder(tmp_path / "docs", str(tmp_path / "db"), chunk_size=20_000)
+    hit = engine_for(tmp_path / "db", monkeypatch).search("needle", search_type="text")["hits"][0]
+    assert len(hit["snippet"]) <= SNIPPET_MAX
+    assert "needle" in hit["snippet"]
+
+
+# -- index --embed ------------------------------------------------------------------------------
+
+
+def embedder(server: EmbedServer, key: str = "sk-test"):  # type: ignore[no-untyped-def]
+    return OpenAIEmbedder(key, MODEL, server.url, max_retries=2).embed
+
+
+def chunk_hashes(root: Path, rel: str) -> set[str]:
+    return {row["hash"] for row in rows_for(read_document(root, rel))}
+
+
+def test_embed_rerun_embeds_only_changed_chunks(docs: Path, tmp_path: Path, embed_server: EmbedServer) -> None:
+    db = str(tmp_path / "db")
+    first = index_folder(docs, db, embed=embedder(embed_server), model=MODEL)
+    assert first.embedded == first.chunks > 0
+    assert embed_server.inputs == first.chunks
+
+    before = embed_server.inputs
+    again = index_folder(docs, db, embed=embedder(embed_server), model=MODEL)
+    assert (again.embedded, again.committed) == (0, False)
+    assert embed_server.inputs == before
+
+    edited = "policies/refunds.md"
+    old = chunk_hashes(docs, edited)
+    path = docs / edited
+    path.write_text(path.read_text(encoding="utf-8").replace("refund", "reimbursement"), encoding="utf-8")
+    changed = chunk_hashes(docs, edited) - old
+    assert changed
+    third = index_folder(docs, db, embed=embedder(embed_server), model=MODEL)
+    assert third.embedded == len(changed)
+    assert embed_server.inputs - before == len(changed)
+
+
+def test_cli_embed_survives_a_429(docs: Path, tmp_path: Path, embed_server: EmbedServer,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", embed_server.url)
+    monkeypatch.setenv("EMBEDDING_MODEL", MODEL)
+    embed_server.fail_next = [429]
+    result = CliRunner().invoke(app, ["index", str(docs), str(tmp_path / "db"), "--embed", "--json"])
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert embed_server.fail_next == []
+    import json
+
+    summary = json.loads(result.stdout)
+    assert summary["embedded"] == summary["chunks"] > 0
+    assert embed_server.inputs >= summary["chunks"]
+    reply = engine_for(tmp_path / "db", monkeypatch).search("refund store credit", search_type="hybrid")
+    assert reply["searchType"] == "hybrid" and reply["count"] > 0
+
+
+def test_rejected_key_leaves_the_table_unchanged(docs: Path, tmp_path: Path, embed_server: EmbedServer,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "db"
+    index_folder(docs, str(db))  # text only
+    before = sha_of_tree(db)
+    embed_server.api_key = "other"
+    with pytest.raises((IndexingError, EmbeddingError)) as caught:
+        index_folder(docs, str(db), embed=embedder(embed_server, "sk-test"), model=MODEL)
+    message = str(caught.value)
+    assert "401" in message and "OPENAI_API_KEY" in message
+    assert sha_of_tree(db) == before
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", embed_server.url)
+    monkeypatch.setenv("EMBEDDING_MODEL", MODEL)
+    result = CliRunner().invoke(app, ["index", str(docs), str(db), "--embed"])
+    assert result.exit_code == 1
+    assert "401" in result.stderr and "Traceback" not in result.stderr + result.stdout
+    assert sha_of_tree(db) == before
+
+
+@pytest.mark.parametrize("search_type", ["auto", "hybrid", "vector"])
+def test_model_mismatch_falls_back_to_text_naming_both_models(search_type: str, docs: Path, tmp_path: Path,
+                                                              embed_server: EmbedServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "db"
+    index_folder(docs, str(db), embed=embedder(embed_server), model=MODEL)
+    requests = embed_server.requests
+    engine = engine_for(db, monkeypatch, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url,
+                        EMBEDDING_MODEL="other-model")
+    reply = engine.search("refund store credit", search_type=search_type)
+    assert reply["searchType"] == "text" and reply["count"] > 0
+    assert MODEL in reply["note"] and "other-model" in reply["note"]
+    assert embed_server.requests == requests  # no query vector was asked for

@@ -16,7 +16,9 @@ Run from the repository root:
 4. Tuning (train decides, test is only reported): FTS tokenizer options, title handling, query
    handling, hybrid depth and K, and whether exact identifiers are still the top hit. Every variant
    is an EXPERIMENT done by monkeypatching in this script (``writer.fts_config``, the engine's
-   constants, ``ReadOnlyTable.fts``); the package is not changed.
+   constants, ``Engine._bm25``); the package is not changed. A final table compares the engine
+   before commit f06d563 (query as typed, RRF K 60, depth 50), the shipped engine, and the
+   combination these rules pick from train numbers.
 
 Prints Markdown tables and writes tests/benchmarks/results/quality.json (git-ignored).
 Needs numpy. About 5-8 minutes on 2 cores with tuning; about 2 without.
@@ -333,6 +335,36 @@ def scored(runs: dict[str, list[str]], qrels: dict[str, dict[str, set[str]]], re
     return {split: evaluate(runs, judged, recall_k) for split, judged in qrels.items()}
 
 
+Runs = dict[str, list[str]]
+
+
+def paired(pairs: list[tuple[Runs, Runs]], judged: dict[str, set[str]], resamples: int = 2000) -> dict[str, Any]:
+    """Per-query nDCG@10 difference (variant - base; averaged over the given (variant, base) run
+    pairs, e.g. text and hybrid), its mean and a paired bootstrap 95% interval over the queries."""
+    import numpy as np
+
+    diffs = np.mean([[ndcg_at(run.get(q, []), rel) - ndcg_at(base.get(q, []), rel) for q, rel in judged.items()]
+                     for run, base in pairs], axis=0)
+    draws = np.random.default_rng(0).integers(0, len(diffs), (resamples, len(diffs)))
+    low, high = np.percentile(diffs[draws].mean(axis=1), [2.5, 97.5])
+    return {"delta": float(diffs.mean()), "ci95": [float(low), float(high)],
+            "better": int((diffs > 1e-12).sum()), "worse": int((diffs < -1e-12).sum())}
+
+
+def versus(variant: dict[str, Runs], base: dict[str, Runs], qrels: dict[str, dict[str, set[str]]]) -> dict[str, Any]:
+    """``paired`` per mode and, with several modes, for their per-query mean ("both"), per split."""
+    modes = [m for m in variant if m in base]
+    out = {m: {split: paired([(variant[m], base[m])], judged) for split, judged in qrels.items()} for m in modes}
+    if len(modes) > 1:
+        out["both"] = {split: paired([(variant[m], base[m]) for m in modes], judged) for split, judged in qrels.items()}
+    return out
+
+
+def significant(row: dict[str, Any], mode: str) -> bool:
+    """The train gain over shipped has a 95% interval above zero."""
+    return row.get("vs_shipped", {}).get(mode, {}).get("train", {}).get("ci95", [0.0])[0] > 0
+
+
 # -- experiments (monkeypatches, labelled; nothing in the package changes) ----------------------
 
 
@@ -397,7 +429,10 @@ def chunked_rows(corpus: dict[str, tuple[str, str]], size: int, title_every_chun
     return rows
 
 
-Fts = Callable[..., list[dict[str, Any]]]  # ReadOnlyTable.fts(self, query, column, limit, columns)
+# Query handling experiments replace ``Engine._bm25(self, ask, limit)``: the engine's one call into
+# BM25 (``ask`` holds the query, its words, the table, text column, columns and row filter).
+# None = the engine's own handling, as shipped.
+Bm25 = Callable[[Any, Any, int], list[dict[str, Any]]]
 _EDGE = "\"'`.,;:!?()[]{}<>"
 _CONNECTED = re.compile(r"[A-Za-z0-9][_\-.:/#][A-Za-z0-9]|[a-z][A-Z]")
 _LETTER_DIGIT = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
@@ -414,43 +449,42 @@ def identifier_tokens(query: str, letters_digits: bool = False) -> list[str]:
     return found
 
 
-def rewrite(transform: Callable[[str], str]) -> Callable[[Fts], Fts]:
-    def wrap(original: Fts) -> Fts:
-        def fts(self, query, column, limit, columns, *rest, **kw):  # type: ignore[no-untyped-def]
-            return original(self, transform(query), column, limit, columns, *rest, **kw)
+def _fts(ask: Any, query: str, limit: int) -> list[dict[str, Any]]:
+    return ask.tbl.fts(query, ask.text_col, limit, ask.columns, ask.row_filter)
 
-        return fts
 
-    return wrap
+def rewrite(transform: Callable[[str], str]) -> Bm25:
+    """BM25 on the rewritten query; ``rewrite(lambda q: q)`` is the engine before f06d563 (as typed)."""
+    def bm25(self: Any, ask: Any, limit: int) -> list[dict[str, Any]]:
+        return _fts(ask, transform(ask.query), limit)
+
+    return bm25
 
 
 def identifier_first(letters_digits: bool = False, depth: int = 50, lookup_only: bool = False,
-                     transform: Callable[[str], str] | None = None) -> Callable[[Fts], Fts]:
+                     transform: Callable[[str], str] | None = None) -> Bm25:
     """BM25 as before, but among the top max(limit, depth) hits the ones that contain the query's
     identifier-like tokens literally (case-insensitive) move to the front; BM25 order otherwise.
 
     With ``lookup_only``, only for queries where identifier-like tokens are at least half of the
     words (a lookup such as "MAX_SAVED" or "DEC-0054 status"), not for sentences that mention one.
     """
-    def wrap(original: Fts) -> Fts:
-        def fts(self, query, column, limit, columns, *rest, **kw):  # type: ignore[no-untyped-def]
-            asked = transform(query) if transform else query
-            tokens = identifier_tokens(query, letters_digits)
-            if lookup_only and len(tokens) * 2 < max(1, len(_query_words(query))):
-                tokens = []
-            if not tokens:
-                return original(self, asked, column, limit, columns, *rest, **kw)
-            rows = original(self, asked, column, max(limit, depth), columns, *rest, **kw)
+    def bm25(self: Any, ask: Any, limit: int) -> list[dict[str, Any]]:
+        asked = transform(ask.query) if transform else ask.query
+        tokens = identifier_tokens(ask.query, letters_digits)
+        if lookup_only and len(tokens) * 2 < max(1, len(ask.words)):
+            tokens = []
+        if not tokens:
+            return _fts(ask, asked, limit)
+        rows = _fts(ask, asked, max(limit, depth))
 
-            def literal(row: dict[str, Any]) -> int:
-                text = str(row.get(column) or "").casefold()
-                return sum(1 for token in tokens if token in text)
+        def literal(row: dict[str, Any]) -> int:
+            text = str(row.get(ask.text_col) or "").casefold()
+            return sum(1 for token in tokens if token in text)
 
-            return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
+        return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
 
-        return fts
-
-    return wrap
+    return bm25
 
 
 def once(query: str) -> str:
@@ -458,8 +492,11 @@ def once(query: str) -> str:
     return query if '"' in query else " ".join(_query_words(query))
 
 
-QUERY_VARIANTS: dict[str, Callable[[Fts], Fts]] = {
-    "as typed (shipped)": rewrite(lambda q: q),
+SHIPPED_QUERY = "shipped: the engine's own (Engine._bm25)"
+BEFORE_QUERY = "as typed (the engine before f06d563)"
+QUERY_VARIANTS: dict[str, Bm25 | None] = {
+    SHIPPED_QUERY: None,
+    BEFORE_QUERY: rewrite(lambda q: q),
     "punctuation -> spaces (no phrases)": rewrite(lambda q: re.sub(r"[^\w\s]", " ", q)),
     "each word once (quoted queries as typed)": rewrite(once),
     "identifier-first re-rank, every query": identifier_first(),
@@ -469,6 +506,13 @@ QUERY_VARIANTS: dict[str, Callable[[Fts], Fts]] = {
 }
 
 
+def bm25_patch(variant: Bm25 | None):  # type: ignore[no-untyped-def]
+    """Context manager: ``Engine._bm25`` replaced by ``variant`` (None: left as shipped)."""
+    from lancelot_cli.engine import Engine
+
+    return patched(Engine, "_bm25", variant) if variant is not None else contextlib.nullcontext()
+
+
 def _query_words(q: str) -> list[str]:
     from lancelot_cli.textmatch import query_words
 
@@ -476,14 +520,13 @@ def _query_words(q: str) -> list[str]:
 
 
 def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options: dict[str, Any] | None,
-                     config: Path, name: str, fts_wrapper: Callable[[Fts], Fts] | None = None) -> dict[str, Any]:
+                     config: Path, name: str, bm25: Bm25 | None = None) -> dict[str, Any]:
     """Index the SciFact abstracts plus IDENTIFIER_DOCS (text only) and search each identifier.
 
     Returns {identifier: rank of the document that holds it (1 = top hit), or None}.
     """
     from lancelot_cli.indexer import rows_for
     from lancelot_cli.indexer.sources import Document, markdown_title
-    from lancelot_cli.storage.reader import ReadOnlyTable
 
     rows = []
     for doc_id, (title, text) in corpus.items():
@@ -494,8 +537,7 @@ def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options:
     write_variant(db, rows, fts_options, with_vectors=False)
     engine = make_engine(db, None, config)
     ranks: dict[str, Any] = {}
-    wrapped = fts_wrapper(ReadOnlyTable.fts) if fts_wrapper else None
-    with patched(ReadOnlyTable, "fts", wrapped) if wrapped else contextlib.nullcontext():
+    with bm25_patch(bm25):
         for ident, path in IDENTIFIERS.items():
             try:
                 reply = engine.search(ident, limit=10, search_type="text")
@@ -519,7 +561,7 @@ def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options:
 
 
 FTS_VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
-    ("shipped: FTS(with_position=True)", None),
+    ("shipped: writer.fts_config()", None),
     ("with_position=False", {"with_position": False}),
     ("stem=False", {"with_position": True, "stem": False}),
     ("remove_stop_words=False", {"with_position": True, "remove_stop_words": False}),
@@ -668,8 +710,15 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
             queries: dict[str, str], qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]],
             url: str, memo: dict[str, list[float]], shipped_db: Path, parts: set[str]) -> dict[str, Any]:
     from lancelot_cli import engine as engine_module
-    from lancelot_cli.storage.reader import ReadOnlyTable
 
+    kept: dict[tuple[str, str], dict[str, Runs]] = {}  # runs in memory only, for paired comparisons
+
+    def compare(section: str, rows: list[dict[str, Any]], base_name: str) -> None:
+        base = kept.get((section, base_name))
+        for row in rows:
+            variant = kept.get((section, row["name"]))
+            if base and variant and row["name"] != base_name:
+                row["vs_shipped"] = versus(variant, base, qrels)
 
     # 1. FTS tokenizer options: the same rows (with vectors), text and hybrid at limit 100.
     for n, (name, options) in enumerate(FTS_VARIANTS if "fts" in parts else []):
@@ -685,6 +734,7 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
         for mode in ("text", "hybrid"):
             try:
                 runs, info = run_engine(engine, queries, mode, expect_type=mode, label=f"{name} / {mode}")
+                kept.setdefault(("fts", name), {})[mode] = runs
                 row[mode] = {**scored(runs, qrels), "p50_ms": info["p50_ms"], "errors": info["errors"]}
             except Exception as exc:  # noqa: BLE001
                 row[mode] = {"error": " ".join(str(exc).split())[:300]}
@@ -693,6 +743,8 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
         out["fts"].append(row)
         log(f"fts variant {name}: train text {row['text'].get('train', {}).get('ndcg10', float('nan')):.4f}")
         shutil.rmtree(db, ignore_errors=True)
+
+    compare("fts", out["fts"], FTS_VARIANTS[0][0])
 
     # 2. Title handling (shipped FTS options, text search; doc-level scores).
     one = lambda r: r["text"]  # noqa: E731
@@ -707,11 +759,17 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
         ("default chunk size 1200, '# title' line prefixed to every chunk",
          chunked_rows(corpus, 1200, title_every_chunk=True)),
     ]
+    title_base = ""
     for n, (name, rows) in enumerate(variants if "title" in parts else []):
         db = tmp / f"title{n}"
         write_variant(db, rows, None, with_vectors=False)
         runs, info = run_engine(make_engine(db, None, config), queries, "text", expect_type="text", label=name)
+        kept[("title", name)] = {"text": runs}
         out["title"].append({"name": name, "rows": len(rows), "text": scored(runs, qrels), "p50_ms": info["p50_ms"]})
+        if "(shipped)" in name:
+            title_base = name
+        elif title_base:
+            compare("title", out["title"][-1:], title_base)
         log(f"title variant {name}: train {out['title'][-1]['text']['train']['ndcg10']:.4f}")
         shutil.rmtree(db, ignore_errors=True)
 
@@ -719,13 +777,16 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
     engine = make_engine(shipped_db, url, config, memo=memo)
     for name, wrapper in QUERY_VARIANTS.items() if "query" in parts else []:
         row = {"name": name}
-        with patched(ReadOnlyTable, "fts", wrapper(ReadOnlyTable.fts)):
+        with bm25_patch(wrapper):
             for mode in ("text", "hybrid"):
                 runs, info = run_engine(engine, queries, mode, expect_type=mode, label=f"query {name} / {mode}")
+                kept.setdefault(("query", name), {})[mode] = runs
                 row[mode] = scored(runs, qrels)
         row["identifiers"] = identifier_check(tmp, corpus, None, config, "query", wrapper)
         out["query"].append(row)
         log(f"query variant {name}: train text {row['text']['train']['ndcg10']:.4f}")
+
+    compare("query", out["query"], SHIPPED_QUERY)
 
     # 4. Hybrid depth and K at the server's default limit (20): nDCG@10 and Recall@20.
     for depth in HYBRID_DEPTHS if "hybrid" in parts else ():
@@ -733,37 +794,50 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
             with patched(engine_module, "HYBRID_DEPTH", depth), patched(engine_module, "RRF_K", k):
                 runs, info = run_engine(engine, queries, "hybrid", HYBRID_LIMIT, expect_type="hybrid",
                                         label=f"hybrid depth {depth} K {k}")
-            out["hybrid"].append({"depth": depth, "k": k, "shipped": depth == engine_module.HYBRID_DEPTH
+            name = f"depth {depth}, K {k}"
+            kept[("hybrid", name)] = {"hybrid": runs}
+            out["hybrid"].append({"name": name, "depth": depth, "k": k, "shipped": depth == engine_module.HYBRID_DEPTH
                                   and k == engine_module.RRF_K, "limit": HYBRID_LIMIT,
                                   **scored(runs, qrels, HYBRID_LIMIT), "p50_ms": info["p50_ms"]})
         log(f"hybrid depth {depth}: done")
+    compare("hybrid", out["hybrid"], f"depth {engine_module.HYBRID_DEPTH}, K {engine_module.RRF_K}")
 
     # 5. The recommended combination, picked by rules that read train numbers only (pick_recommended).
     if "recommended" in parts and out["fts"] and out["query"] and out["hybrid"]:
         pick = pick_recommended(out)
         shipped = {**SHIPPED, "depth": engine_module.HYBRID_DEPTH, "k": engine_module.RRF_K}
-        out["recommended"] = [evaluate_config(tmp, config, corpus, queries, qrels, base_rows, url, memo, name, **cfg)
-                              for name, cfg in (("shipped", shipped), ("recommended (picked on train)", pick))]
+        configs = (("before f06d563 (query as typed, K 60, depth 50)", BEFORE), ("shipped", shipped),
+                   ("recommended (picked on train)", pick))
+        out["recommended"] = [evaluate_config(tmp, config, corpus, queries, qrels, base_rows, url, memo, name,
+                                              kept=kept, **cfg) for name, cfg in configs]
+        compare("config", out["recommended"], "shipped")
     return out
 
 
-SHIPPED = {"fts_name": "shipped: FTS(with_position=True)", "fts_options": None, "query_name": "as typed (shipped)",
-           "depth": 50, "k": 60}
+SHIPPED_FTS = "shipped: writer.fts_config()"
+SHIPPED = {"fts_name": SHIPPED_FTS, "fts_options": None, "query_name": SHIPPED_QUERY}
+BEFORE = {"fts_name": SHIPPED_FTS, "fts_options": None, "query_name": BEFORE_QUERY, "depth": 50, "k": 60}
 
 
 def pick_recommended(out: dict[str, Any]) -> dict[str, Any]:
-    """Train numbers only. FTS options: highest train nDCG@10 of text + hybrid among those where a
-    quoted phrase still works and a stop-word-only query still finds nothing (tests require both). Query handling: highest train text nDCG@10 among those that put all
-    identifiers first. Hybrid: highest train nDCG@10 over depth x K (limit 20)."""
+    """Train numbers only; a change from what ships must earn its place: its train gain over the
+    shipped choice needs a paired bootstrap 95% interval above zero (text and hybrid nDCG@10
+    averaged per query; hybrid alone for depth x K), else the shipped choice stays.
+    FTS options: also a quoted phrase must still work and a stop-word-only query find nothing.
+    Query handling: also every identifier must be the top hit. Among several, the highest train mean."""
     def train(row: dict[str, Any], mode: str) -> float:
         return float(row[mode]["train"]["ndcg10"])
 
-    fts = max((r for r in out["fts"] if "error" not in r and "error" not in r["text"] and "error" not in r["hybrid"]
-               and r["identifiers"]["phrase_query_ok"] and r["identifiers"]["stop_word_query_hits"] == 0),
-              key=lambda r: train(r, "text") + train(r, "hybrid"))
-    ok = [r for r in out["query"] if r["identifiers"]["top1"] == r["identifiers"]["of"]] or out["query"]
-    query = max(ok, key=lambda r: train(r, "text"))
-    hybrid = max(out["hybrid"], key=lambda r: r["train"]["ndcg10"])
+    fts_ok = [r for r in out["fts"][1:] if "error" not in r and "error" not in r["text"] and "error" not in r["hybrid"]
+              and r["identifiers"]["phrase_query_ok"] and r["identifiers"]["stop_word_query_hits"] == 0
+              and significant(r, "both")]
+    fts = max(fts_ok, key=lambda r: train(r, "text") + train(r, "hybrid")) if fts_ok else out["fts"][0]
+    query_ok = [r for r in out["query"][1:] if r["identifiers"]["top1"] == r["identifiers"]["of"]
+                and significant(r, "both")]
+    query = max(query_ok, key=lambda r: train(r, "text") + train(r, "hybrid")) if query_ok else out["query"][0]
+    shipped_hybrid = next(r for r in out["hybrid"] if r["shipped"])
+    hybrid_ok = [r for r in out["hybrid"] if not r["shipped"] and significant(r, "hybrid")]
+    hybrid = max(hybrid_ok, key=lambda r: r["train"]["ndcg10"]) if hybrid_ok else shipped_hybrid
     options = None if fts["name"] == SHIPPED["fts_name"] else fts["options"]
     return {"fts_name": fts["name"], "fts_options": options, "query_name": query["name"],
             "depth": hybrid["depth"], "k": hybrid["k"]}
@@ -772,10 +846,10 @@ def pick_recommended(out: dict[str, Any]) -> dict[str, Any]:
 def evaluate_config(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str],
                     qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]], url: str,
                     memo: dict[str, list[float]], name: str, *, fts_name: str, fts_options: dict[str, Any] | None,
-                    query_name: str, depth: int, k: int) -> dict[str, Any]:
+                    query_name: str, depth: int, k: int,
+                    kept: dict[tuple[str, str], dict[str, Runs]] | None = None) -> dict[str, Any]:
     """One configuration end to end: its table, its query handling, its fusion constants."""
     from lancelot_cli import engine as engine_module
-    from lancelot_cli.storage.reader import ReadOnlyTable
 
     db = tmp / f"config-{abs(hash(name))}"
     write_variant(db, base_rows, fts_options, with_vectors=True)
@@ -783,10 +857,11 @@ def evaluate_config(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]],
     wrapper = QUERY_VARIANTS[query_name]
     row: dict[str, Any] = {"name": name, "fts": fts_name, "fts_options": fts_options, "query": query_name,
                            "depth": depth, "k": k}
-    with patched(ReadOnlyTable, "fts", wrapper(ReadOnlyTable.fts)), \
-            patched(engine_module, "HYBRID_DEPTH", depth), patched(engine_module, "RRF_K", k):
+    with bm25_patch(wrapper), patched(engine_module, "HYBRID_DEPTH", depth), patched(engine_module, "RRF_K", k):
         for mode in ("text", "hybrid"):
             runs, _ = run_engine(engine, queries, mode, expect_type=mode, label=f"{name} / {mode}")
+            if kept is not None:
+                kept.setdefault(("config", name), {})[mode] = runs
             row[mode] = scored(runs, qrels)
         runs, _ = run_engine(engine, queries, "hybrid", HYBRID_LIMIT, expect_type="hybrid", label=f"{name} / hybrid@20")
         row["hybrid_limit20"] = scored(runs, qrels, HYBRID_LIMIT)
@@ -843,68 +918,80 @@ def print_tuning(tuning: dict[str, Any]) -> None:
 
 def print_fts(rows: list[dict[str, Any]]) -> None:
     print("\n### BM25 tokenizer options (train decides; test reported)\n")
-    print("| FTS config | train text | test text | train hybrid | test hybrid | test R@100 text | identifiers top-1 "
-          "| phrase | 'the of and' hits | build s |")
-    print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|")
+    print("| FTS config | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) "
+          "[95% CI] | test R@100 text | identifiers top-1 | phrase | 'the of and' hits | build s |")
+    print("|---|---:|---:|---:|---:|---|---:|---|---|---:|---:|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['name']} | error: {r['error'][:80]} | | | | | | | | |")
+            print(f"| {r['name']} | error: {r['error'][:80]} | | | | | | | | | |")
             continue
         t, h, ids = r["text"], r["hybrid"], r["identifiers"]
         print(f"| {r['name']} | {_fmt(t.get('train', {}).get('ndcg10'))} | {_fmt(t.get('test', {}).get('ndcg10'))} | "
               f"{_fmt(h.get('train', {}).get('ndcg10'))} | {_fmt(h.get('test', {}).get('ndcg10'))} | "
-              f"{_fmt(t.get('test', {}).get('recall100'), 3)} | {ids['top1']}/{ids['of']} "
+              f"{_delta(r, 'both')} | {_fmt(t.get('test', {}).get('recall100'), 3)} | {ids['top1']}/{ids['of']} "
               f"{_ranks(ids['ranks'])} | {'yes' if ids['phrase_query_ok'] else 'no'} | {ids.get('stop_word_query_hits')} | "
               f"{r['build_s']:.1f} |")
 
 
 def print_title(rows: list[dict[str, Any]]) -> None:
     print("\n### Title handling (text search, shipped FTS options; doc-level scores)\n")
-    print("| variant | rows | train nDCG@10 | test nDCG@10 | train R@100 | test R@100 |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| variant | rows | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | train R@100 | test R@100 |")
+    print("|---|---:|---:|---:|---|---:|---:|")
     for r in rows:
         t = r["text"]
         print(f"| {r['name']} | {r['rows']} | {_fmt(t['train']['ndcg10'])} | {_fmt(t['test']['ndcg10'])} | "
-              f"{_fmt(t['train']['recall100'], 3)} | {_fmt(t['test']['recall100'], 3)} |")
+              f"{_delta(r, 'text')} | {_fmt(t['train']['recall100'], 3)} | {_fmt(t['test']['recall100'], 3)} |")
 
 
 def print_query(rows: list[dict[str, Any]]) -> None:
-    print("\n### Query handling (query rewritten before BM25; shipped table)\n")
-    print("| query | train text | test text | train hybrid | test hybrid | identifiers top-1 |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("\n### Query handling (Engine._bm25 replaced; shipped table and fusion constants)\n")
+    print("| query | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) [95% CI] "
+          "| identifiers top-1 |")
+    print("|---|---:|---:|---:|---:|---|---|")
     for r in rows:
         ids = r["identifiers"]
         print(f"| {r['name']} | {_fmt(r['text']['train']['ndcg10'])} | {_fmt(r['text']['test']['ndcg10'])} | "
-              f"{_fmt(r['hybrid']['train']['ndcg10'])} | {_fmt(r['hybrid']['test']['ndcg10'])} | "
+              f"{_fmt(r['hybrid']['train']['ndcg10'])} | {_fmt(r['hybrid']['test']['ndcg10'])} | {_delta(r, 'both')} | "
               f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |")
 
 
 def print_hybrid(rows: list[dict[str, Any]]) -> None:
     print(f"\n### Hybrid fusion depth and K (limit {HYBRID_LIMIT}: nDCG@10 and Recall@{HYBRID_LIMIT})\n")
-    print(f"| depth | K | train nDCG@10 | test nDCG@10 | train R@{HYBRID_LIMIT} | test R@{HYBRID_LIMIT} |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"| depth | K | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | train R@{HYBRID_LIMIT} "
+          f"| test R@{HYBRID_LIMIT} | p50 ms |")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in rows:
         mark = " (shipped)" if r["shipped"] else ""
         print(f"| {r['depth']}{mark} | {r['k']} | {_fmt(r['train']['ndcg10'])} | {_fmt(r['test']['ndcg10'])} | "
-              f"{_fmt(r['train'][f'recall{HYBRID_LIMIT}'], 3)} | {_fmt(r['test'][f'recall{HYBRID_LIMIT}'], 3)} |")
+              f"{_delta(r, 'hybrid')} | {_fmt(r['train'][f'recall{HYBRID_LIMIT}'], 3)} | "
+              f"{_fmt(r['test'][f'recall{HYBRID_LIMIT}'], 3)} | {r['p50_ms']:.1f} |")
 
 
 def print_recommended(rows: list[dict[str, Any]]) -> None:
-    print("\n### Recommended configuration vs shipped (limit 100; picked by rules on train numbers only)\n")
+    print("\n### Before / shipped / recommended (limit 100; recommended picked by rules on train numbers only)\n")
     for r in rows:
         print(f"- {r['name']}: FTS {r['fts']!r} {r['fts_options'] or ''}; query {r['query']!r}; "
               f"hybrid depth {r['depth']}, K {r['k']}; hybrid at limit {HYBRID_LIMIT}: train "
               f"{_fmt(r['hybrid_limit20']['train']['ndcg10'])}, test {_fmt(r['hybrid_limit20']['test']['ndcg10'])}")
     print()
-    print("| configuration | search | train nDCG@10 | test nDCG@10 | train R@100 | test R@100 | identifiers top-1 |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("| configuration | search | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | Δ test vs shipped "
+          "[95% CI] | train R@100 | test R@100 | identifiers top-1 |")
+    print("|---|---|---:|---:|---|---|---:|---:|---|")
     for r in rows:
         ids = r["identifiers"]
         for mode in ("text", "hybrid"):
             m = r[mode]
             print(f"| {r['name']} | {mode} | {_fmt(m['train']['ndcg10'])} | {_fmt(m['test']['ndcg10'])} | "
+                  f"{_delta(r, mode)} | {_delta(r, mode, 'test')} | "
                   f"{_fmt(m['train']['recall100'], 3)} | {_fmt(m['test']['recall100'], 3)} | "
                   f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |")
+
+
+def _delta(row: dict[str, Any], mode: str, split: str = "train") -> str:
+    d = row.get("vs_shipped", {}).get(mode, {}).get(split)
+    if not d:
+        return "—"
+    return f"{d['delta']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
 
 
 def _ranks(ranks: dict[str, Any]) -> str:

@@ -13,31 +13,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lancelot_cli.errors import ConfigError
 
 SETTINGS_FILE = "settings.json"
-
-# name -> (default, kind); kind is "str", "int" or "list"
-_FIELDS: dict[str, tuple[Any, str]] = {
-    "LANCEDB_PATH": (None, "str"),
-    "LANCEDB_TABLE": ("documents", "str"),
-    "LANCEDB_TEXT_COLUMN": ("text", "str"),
-    "LANCEDB_VECTOR_COLUMN": ("vector", "str"),
-    "LANCEDB_DEFAULT_LIMIT": (20, "int"),
-    "LANCEDB_CONTEXT_BUDGET": (8000, "int"),
-    "OPENAI_BASE_URL": (None, "str"),
-    "EMBEDDING_MODEL": ("text-embedding-ada-002", "str"),
-    "EMBEDDING_DIMENSIONS": (1536, "int"),
-    "LANCELOT_LOG_LEVEL": ("info", "str"),
-    "LANCELOT_ALLOWED_ORIGINS": ((), "list"),
-    "LANCELOT_ALLOWED_HOSTS": ((), "list"),
-    "LANCELOT_BASE_PATH": (None, "str"),
-    "LANCELOT_READ_CONSISTENCY": (None, "seconds"),
-    "LANCELOT_STORAGE_OPTIONS": (None, "json"),
-}
 
 OBJECT_STORE_CONSISTENCY = 5.0
 
@@ -86,27 +68,65 @@ def write_stored(directory: Path, values: Mapping[str, str]) -> Path:
     return path
 
 
+def _setting(env: str, default: Any, kind: str, description: str, *, status: bool = False,
+             unset: str = "(not set)") -> Any:
+    """One row of the settings table, as a dataclass field (see `Settings`).
+
+    Args:
+        env: the environment variable (also the key in the settings file and in ``flags``).
+        default: the value when no layer sets it.
+        kind: how the text is converted: "str", "int" (at least 1), "list" (comma-separated),
+            "seconds" (0 to 86400) or "json" (an object of strings).
+        description: one line for people (`init --show`, the README).
+        status: `lancelot status` lists it too.
+        unset: what a person sees when the value is None.
+    """
+    return field(default=default, metadata={"env": env, "kind": kind, "description": description,
+                                            "status": status, "unset": unset})
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Effective settings. ``sources`` says where each came from: flag, env, file or default."""
+    """Effective settings. ``sources`` says where each came from: flag, env, file or default.
 
-    db_path: str | None = None
-    table: str = "documents"
-    text_column: str = "text"
-    vector_column: str = "vector"
-    default_limit: int = 20
-    context_budget: int = 8000
-    openai_base_url: str | None = None
-    embedding_model: str = "text-embedding-ada-002"
-    embedding_dimensions: int = 1536
-    log_level: str = "info"
-    allowed_origins: tuple[str, ...] = ()
-    allowed_hosts: tuple[str, ...] = ()
-    base_path: str | None = None
-    read_consistency: float | None = None  # None: 0 s for a folder, 5 s for an object store
-    storage_options: Mapping[str, str] | None = None
+    The fields declared with `_setting` are THE table of settings: `FIELDS` (and with it `load`,
+    `rows` for `status` and `init --show`, and `ENVIRONMENT` for the tests) is read from them.
+    """
+
+    db_uri: str | None = _setting("LANCEDB_PATH", None, "str", "database folder or object-store URI "
+                                  "(s3://, gs://, az://)", status=True)
+    table: str = _setting("LANCEDB_TABLE", "documents", "str", "table used when a call names none", status=True)
+    text_column: str = _setting("LANCEDB_TEXT_COLUMN", "text", "str", "column searched as text", status=True)
+    vector_column: str = _setting("LANCEDB_VECTOR_COLUMN", "vector", "str", "column searched as vectors",
+                                  status=True)
+    default_limit: int = _setting("LANCEDB_DEFAULT_LIMIT", 20, "int", "hits returned when a call names no "
+                                  "limit", status=True)
+    context_budget: int = _setting("LANCEDB_CONTEXT_BUDGET", 8000, "int", "characters of context a reply "
+                                   "packs by default", status=True)
+    openai_base_url: str | None = _setting("OPENAI_BASE_URL", None, "str", "OpenAI-compatible embeddings "
+                                           "endpoint", status=True, unset="OpenAI")
+    embedding_model: str = _setting("EMBEDDING_MODEL", "text-embedding-ada-002", "str", "model that embeds "
+                                    "queries (and `index --embed`)", status=True)
+    embedding_dimensions: int = _setting("EMBEDDING_DIMENSIONS", 1536, "int", "size of the model's vectors",
+                                         status=True)
+    log_level: str = _setting("LANCELOT_LOG_LEVEL", "info", "str", "error, warn, info, debug (stderr)")
+    allowed_origins: tuple[str, ...] = _setting("LANCELOT_ALLOWED_ORIGINS", (), "list", "browser origins the "
+                                                "HTTP server accepts (comma-separated)")
+    allowed_hosts: tuple[str, ...] = _setting("LANCELOT_ALLOWED_HOSTS", (), "list", "Host headers the HTTP "
+                                              "server accepts besides loopback (comma-separated)")
+    base_path: str | None = _setting("LANCELOT_BASE_PATH", None, "str", "URL path prefix of the HTTP endpoint")
+    # None: 0 s for a folder, 5 s for an object store (see consistency_seconds)
+    read_consistency: float | None = _setting("LANCELOT_READ_CONSISTENCY", None, "seconds", "how stale a "
+                                              "running server's view of a table may get, in seconds")
+    storage_options: Mapping[str, str] | None = _setting("LANCELOT_STORAGE_OPTIONS", None, "json",
+                                                         "object-store options as a JSON object")
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def db_path(self) -> str | None:
+        """Old name of `db_uri` (read-only), kept while callers move over."""
+        return self.db_uri
 
     @property
     def log_level_number(self) -> int:
@@ -118,28 +138,57 @@ class Settings:
         (cheap); an object store every 5 s by default, since each check is a request."""
         if self.read_consistency is not None:
             return self.read_consistency
-        return 0.0 if not self.db_path or "://" not in self.db_path or self.db_path.startswith("file://") \
-            else OBJECT_STORE_CONSISTENCY
+        uri = self.db_uri
+        return 0.0 if not uri or "://" not in uri or uri.startswith("file://") else OBJECT_STORE_CONSISTENCY
 
 
-_ATTR = {
-    "LANCEDB_PATH": "db_path",
-    "LANCEDB_TABLE": "table",
-    "LANCEDB_TEXT_COLUMN": "text_column",
-    "LANCEDB_VECTOR_COLUMN": "vector_column",
-    "LANCEDB_DEFAULT_LIMIT": "default_limit",
-    "LANCEDB_CONTEXT_BUDGET": "context_budget",
-    "OPENAI_BASE_URL": "openai_base_url",
-    "EMBEDDING_MODEL": "embedding_model",
-    "EMBEDDING_DIMENSIONS": "embedding_dimensions",
-    "LANCELOT_LOG_LEVEL": "log_level",
-    "LANCELOT_ALLOWED_ORIGINS": "allowed_origins",
-    "LANCELOT_ALLOWED_HOSTS": "allowed_hosts",
-    "LANCELOT_BASE_PATH": "base_path",
-    "LANCELOT_READ_CONSISTENCY": "read_consistency",
-    "LANCELOT_STORAGE_OPTIONS": "storage_options",
-}
+class SettingField(NamedTuple):
+    """One setting: its variable name, the `Settings` attribute, default, kind and description."""
 
+    name: str
+    attr: str
+    default: Any
+    kind: str
+    description: str
+    status: bool
+    unset: str
+
+
+FIELDS: tuple[SettingField, ...] = tuple(
+    SettingField(f.metadata["env"], f.name, f.default, f.metadata["kind"], f.metadata["description"],
+                 f.metadata["status"], f.metadata["unset"])
+    for f in dataclass_fields(Settings) if "env" in f.metadata
+)
+BY_NAME: Mapping[str, SettingField] = {f.name: f for f in FIELDS}
+DEFAULT_TABLE: str = BY_NAME["LANCEDB_TABLE"].default
+
+# Variables read outside the table: the key (credentials), the key file's passphrase (keyfile),
+# the config folder (config_dir), and the organisation/project the openai client sends.
+OTHER_ENVIRONMENT: tuple[str, ...] = (
+    "OPENAI_API_KEY", "LANCELOT_KEY_PASSPHRASE", "LANCELOT_CONFIG_DIR", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+)
+# Every variable that changes what Lancelot does: the tests clear these so a developer's shell cannot leak in.
+ENVIRONMENT: tuple[str, ...] = tuple(f.name for f in FIELDS) + OTHER_ENVIRONMENT
+
+
+def display(value: Any, setting: SettingField) -> str:
+    """A setting's value as a person reads it: lists comma-separated, object-store options with
+    their secrets hidden, None as the field's ``unset`` text."""
+    if value is None or value == "" or value == ():
+        return setting.unset
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, Mapping):
+        secret = ("secret", "key", "token", "password", "credential")
+        return json.dumps({k: "***" if any(s in k.lower() for s in secret) else v for k, v in value.items()})
+    return str(value)
+
+
+def rows(settings: Settings, *, status_only: bool = False) -> list[tuple[str, str, str]]:
+    """``(name, value, source)`` for every setting in table order: what `status` (``status_only``:
+    the rows marked status) and `init --show` print. Source is flag, env, file or default."""
+    return [(f.name, display(getattr(settings, f.attr), f), settings.sources.get(f.name, "default"))
+            for f in FIELDS if f.status or not status_only]
 
 def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
     raw = raw.strip()
@@ -188,14 +237,14 @@ def load(
     stored = read_stored(directory)
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for name, (default, kind) in _FIELDS.items():
+    for setting in FIELDS:
         for origin, layer in (("flag", flags or {}), ("env", env), ("file", stored)):
-            raw = layer.get(name)
+            raw = layer.get(setting.name)
             if not blank(raw):
-                values[_ATTR[name]] = _convert(name, raw, kind, origin)  # type: ignore[arg-type]
-                sources[name] = origin
+                values[setting.attr] = _convert(setting.name, raw, setting.kind, origin)  # type: ignore[arg-type]
+                sources[setting.name] = origin
                 break
         else:
-            values[_ATTR[name]] = default
-            sources[name] = "default"
+            values[setting.attr] = setting.default
+            sources[setting.name] = "default"
     return Settings(**values, config_dir=directory, sources=sources)

@@ -15,16 +15,15 @@ import pytest
 
 from tests.support.embed_server import MODEL, EmbedServer, embed
 
+from lancelot_cli.settings import ENVIRONMENT
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 
-# Variables that would leak the developer's own set-up into a test.
-_LEAKY = [
-    "LANCEDB_PATH", "LANCEDB_TABLE", "LANCEDB_TEXT_COLUMN", "LANCEDB_VECTOR_COLUMN", "LANCEDB_DEFAULT_LIMIT",
-    "LANCEDB_CONTEXT_BUDGET", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_MODEL", "EMBEDDING_DIMENSIONS",
-    "LANCELOT_LOG_LEVEL", "LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS", "LANCELOT_BASE_PATH",
-    "LANCELOT_KEY_PASSPHRASE", "NO_COLOR", "FORCE_COLOR",
-]
+# Variables that would leak the developer's own set-up into a test: every one Lancelot reads (from
+# the settings table, so a new setting is cleared without anyone remembering to), plus colour.
+# LANCELOT_CONFIG_DIR is set again by `isolated_env`.
+_LEAKY = [*ENVIRONMENT, "NO_COLOR", "FORCE_COLOR"]
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +40,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a spawned `lancelot` (StdioServerParameters passes only a few variables)."""
-    env = {k: v for k, v in os.environ.items() if k not in _LEAKY}
+    # The test's own config folder (set by `isolated_env`) goes along; the rest of _LEAKY does not.
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKY or k == "LANCELOT_CONFIG_DIR"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

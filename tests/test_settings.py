@@ -358,3 +358,58 @@ def test_broken_keychain_is_no_key(use_keyring, isolated_env):
 def test_keyring_backend_is_restored_between_tests():
     assert not isinstance(keyring.get_keyring(), MemoryKeyring)
     assert os.environ["PYTHON_KEYRING_BACKEND"] == "keyring.backends.fail.Keyring"
+
+
+# -- the settings table (issue 15: declared once) ---------------------------------------------------------
+
+
+def test_every_variable_the_code_reads_is_cleared_for_tests():
+    """A name like "LANCELOT_X" anywhere in the package is in the list tests clear (so a developer's
+    shell cannot leak into a test). The old hand-written list had no LANCELOT_READ_CONSISTENCY."""
+    import re
+
+    from tests.conftest import _LEAKY
+
+    package = Path(__file__).resolve().parent.parent / "lancelot_cli"
+    read = set()
+    for path in package.rglob("*.py"):
+        read |= set(re.findall(r"[\"']((?:LANCELOT|LANCEDB|OPENAI|EMBEDDING)_[A-Z_]+)[\"']", path.read_text()))
+    assert read, "the pattern found nothing: the test is broken"
+    assert read - set(_LEAKY) == set()
+    assert {"LANCELOT_READ_CONSISTENCY", "LANCELOT_STORAGE_OPTIONS", "OPENAI_API_KEY"} <= set(_LEAKY)
+
+
+def test_the_table_drives_load_and_the_defaults(monkeypatch):
+    """Every row of the table is read from the environment into its attribute, and unset gives its default."""
+    from lancelot_cli.settings import FIELDS
+
+    samples = {"str": "x1", "int": "7", "list": "a,b", "seconds": "3", "json": '{"k": "v"}'}
+    expected = {"str": "x1", "int": 7, "list": ("a", "b"), "seconds": 3.0, "json": {"k": "v"}}
+    defaults = load()
+    for setting in FIELDS:
+        assert getattr(defaults, setting.attr) == setting.default
+        monkeypatch.setenv(setting.name, samples[setting.kind])
+    s = load()
+    for setting in FIELDS:
+        assert getattr(s, setting.attr) == expected[setting.kind], setting.name
+        assert s.sources[setting.name] == "env"
+
+
+def test_rows_for_status_and_show_and_the_db_uri_alias(monkeypatch):
+    from lancelot_cli.settings import DEFAULT_TABLE, FIELDS, rows
+
+    monkeypatch.setenv("LANCEDB_PATH", "/srv/db")
+    monkeypatch.setenv("LANCELOT_STORAGE_OPTIONS", '{"aws_secret_access_key": "hush", "region": "eu-west-1"}')
+    s = load()
+    assert s.db_uri == s.db_path == "/srv/db"
+    with pytest.raises(AttributeError):
+        s.db_path = "/elsewhere"  # type: ignore[misc]  # read-only alias
+    every = rows(s)
+    assert [r[0] for r in every] == [f.name for f in FIELDS]
+    status = dict((name, (value, source)) for name, value, source in rows(s, status_only=True))
+    assert list(status)[:2] == ["LANCEDB_PATH", "LANCEDB_TABLE"] and "LANCELOT_LOG_LEVEL" not in status
+    assert status["LANCEDB_PATH"] == ("/srv/db", "env")
+    assert status["OPENAI_BASE_URL"] == ("OpenAI", "default")
+    options = dict((name, value) for name, value, _ in every)["LANCELOT_STORAGE_OPTIONS"]
+    assert "hush" not in options and "eu-west-1" in options
+    assert DEFAULT_TABLE == "documents"

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from lancelot_cli import settings as settings_module
-from lancelot_cli.settings import Settings
+from lancelot_cli.limits import MAX_LIMIT
+from lancelot_cli.settings import BY_NAME, DEFAULT_TABLE, Settings
 
 
 def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
@@ -44,10 +45,11 @@ def _completion_db(ctx: typer.Context) -> str | None:
 
 Json = Annotated[bool, typer.Option("--json", help="Print the MCP tool's JSON reply on stdout (for scripts).")]
 Table = Annotated[str | None, typer.Option("--table", "-t", metavar="NAME", autocompletion=complete_table,
-                                           help="Table to use [default: LANCEDB_TABLE or documents].",
+                                           help=f"Table to use [default: LANCEDB_TABLE or {DEFAULT_TABLE}].",
                                            show_default=False)]
-Limit = Annotated[int | None, typer.Option("--limit", "-n", min=1, max=200, metavar="N",
-                                           help="Maximum results, 1 to 200 [default: LANCEDB_DEFAULT_LIMIT or 20].",
+Limit = Annotated[int | None, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, metavar="N",
+                                           help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT "
+                                                f"or {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default}].",
                                            show_default=False)]
 Db = Annotated[str | None, typer.Option("--db", help="Database folder [default: LANCEDB_PATH].", metavar="PATH",
                                         show_default=False)]

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.settings import Settings
+from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.textmatch import query_words
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
@@ -167,19 +168,6 @@ def context_block(reply: dict[str, Any]) -> None:
 # -- status --------------------------------------------------------------------------------------------
 
 # The settings `status` shows, with where each came from (flag, env, file, default).
-_STATUS_SETTINGS = (
-    ("LANCEDB_PATH", "db_path"),
-    ("LANCEDB_TABLE", "table"),
-    ("LANCEDB_TEXT_COLUMN", "text_column"),
-    ("LANCEDB_VECTOR_COLUMN", "vector_column"),
-    ("LANCEDB_DEFAULT_LIMIT", "default_limit"),
-    ("LANCEDB_CONTEXT_BUDGET", "context_budget"),
-    ("OPENAI_BASE_URL", "openai_base_url"),
-    ("EMBEDDING_MODEL", "embedding_model"),
-    ("EMBEDDING_DIMENSIONS", "embedding_dimensions"),
-)
-
-
 def _when(stamp: str | None) -> str:
     if not stamp:
         return "-"
@@ -263,13 +251,9 @@ def status_reply(reply: dict[str, Any], settings: Settings) -> None:
         out.print("[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
                   "text search works without one")
     out.print()
-    sources = settings.sources
     table = _grid_table(out, "setting", "value", "from")
-    for name, attribute in _STATUS_SETTINGS:
-        value = getattr(settings, attribute)
-        if value is None:
-            value = "OpenAI" if name == "OPENAI_BASE_URL" else "(not set)"
-        table.add_row(name, str(value), sources.get(name, "default"))
+    for name, value, source in settings_rows(settings, status_only=True):
+        table.add_row(name, value, source)
     table.add_row("OPENAI_API_KEY", "(set)" if emb["available"] else "(not set)", emb["keySource"] or "-")
     _print_table(out, table)
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")

@@ -274,6 +274,15 @@ def test_version_prints_one_line_with_the_version() -> None:
     assert re.search(rf"(?<![\d.]){re.escape(lancelot_cli.__version__)}(?![\d.])", lines[0])
 
 
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_flag_prints_the_version_and_exits_0(flag: str) -> None:
+    """Issue 12: `lancelot --version` was "No such option"."""
+    result = cli(flag)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"lancelot {lancelot_cli.__version__}\n"
+    assert cli(flag, "search").exit_code == 0  # eager: it wins over a command that would need more
+
 # -- 3. --db, global and per command, over LANCEDB_PATH -----------------------------------------------
 
 

@@ -166,6 +166,13 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    """``--version``/``-V``: the version on stdout, exit 0, before any command runs."""
+    if value:
+        typer.echo(f"lancelot {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
@@ -174,6 +181,11 @@ def root(
         typer.Option("--db", help="Database folder (overrides LANCEDB_PATH) for serve, status, search, query.",
                      metavar="PATH", show_default=False),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True,
+                     callback=_print_version),
+    ] = False,
 ) -> None:
     """Lancelot: read-only MCP server and CLI over a LanceDB database of your documents."""
     ctx.obj = {"db": db}

@@ -554,6 +554,46 @@ def test_index_then_search_then_query(docs: Path, tmp_path: Path) -> None:
     assert proc.stdout.startswith(f"# Context for: {question}")
 
 
+
+def _tables(db: Path) -> set[str]:
+    return {p.name[: -len(".lance")] for p in db.glob("*.lance")}
+
+
+def test_index_defaults_to_the_stored_database_and_table(docs: Path, tmp_path: Path, isolated_env: Path) -> None:
+    """Issue 14: after `init --table notes`, `index ./docs` wrote "documents" (and needed DB): serve never saw it."""
+    from lancelot_cli.settings import write_stored
+
+    db = tmp_path / "stored-db"
+    write_stored(isolated_env, {"LANCEDB_PATH": str(db), "LANCEDB_TABLE": "notes"})
+    result = cli("index", docs)
+    assert result.exit_code == 0, result.stderr
+    assert _tables(db) == {"notes"}
+    other = tmp_path / "given-db"
+    result = cli("index", docs, other)  # DB given: the stored table still applies
+    assert result.exit_code == 0, result.stderr
+    assert _tables(other) == {"notes"}
+    search = cli("search", "refund policy", "--json")  # what the other commands read: the same table
+    assert search.exit_code == 0 and json.loads(search.stdout)["count"] > 0
+
+
+def test_index_table_precedence_flag_env_file(docs: Path, tmp_path: Path, isolated_env: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from lancelot_cli.settings import write_stored
+
+    db = tmp_path / "db"
+    write_stored(isolated_env, {"LANCEDB_TABLE": "from_file"})
+    monkeypatch.setenv("LANCEDB_TABLE", "from_env")
+    assert cli("index", docs, db).exit_code == 0
+    assert cli("index", docs, db, "--table", "from_flag").exit_code == 0
+    assert _tables(db) == {"from_env", "from_flag"}
+
+
+def test_index_without_any_database_says_how_to_name_one(docs: Path) -> None:
+    result = cli("index", docs)
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "lancelot index SRC DB" in result.stderr
+    assert "lancelot init" in result.stderr
+
 # -- 7. vector and hybrid search through the embeddings server -------------------------------------------
 
 

@@ -1,24 +1,34 @@
-"""`lancelot index SRC DB`: the only command that writes a database."""
+"""`lancelot index SRC [DB]`: the only command that writes a database.
+
+DB and ``--table`` resolve like every other command's database and table (argument or flag >
+environment > the settings `lancelot init` stored > default), so `init --table notes` followed by
+`index ./docs` writes the table `serve` reads. The work is `indexer.run.run`, which `init` calls too.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lancelot_cli.cli.options import Json, load_settings
-from lancelot_cli.errors import ConfigError
+from lancelot_cli.cli.options import Json, Table, load_settings
 
-HELP = ("Build or update table NAME in database DB from the .md, .txt and .html files under SRC. "
+if TYPE_CHECKING:
+    from lancelot_cli.indexer.run import Options
+    from lancelot_cli.settings import Settings
+
+HELP = ("Build or update table NAME in database DB from the .md, .txt and .html files under SRC. DB and "
+        "--table default to the stored or environment ones (LANCEDB_PATH, LANCEDB_TABLE). "
         "The only command that writes; the server never does.")
 
 
 def index(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="Folder of documents to index.", metavar="SRC", show_default=False)],
-    database: Annotated[str, typer.Argument(help="Database folder (created if missing).", metavar="DB",
-                                            show_default=False)],
-    table: Annotated[str, typer.Option("--table", "-t", help="Table to write.")] = "documents",
+    database: Annotated[str | None, typer.Argument(help="Database folder, created if missing [default: "
+                                                        "LANCEDB_PATH, as stored by `lancelot init`].",
+                                                   metavar="DB", show_default=False)] = None,
+    table: Table = None,
     embed: Annotated[bool, typer.Option("--embed", help="Also write vectors made with EMBEDDING_MODEL through the "
                                                         "OpenAI-compatible API at OPENAI_BASE_URL (needs a key); "
                                                         "unchanged chunks keep their vectors.")] = False,
@@ -37,13 +47,32 @@ def index(
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
+    from lancelot_cli.indexer.run import Options  # noqa: F811 - the runtime import of the name above
+
+    settings = load_settings(ctx, database, LANCEDB_TABLE=table)
+    options = Options(embed=embed, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(ext or ()),
+                      max_file_size=max_file_size)
+    summary = index_with_progress(settings, source, options)
+    if json_out:
+        from lancelot_cli.formats import to_json
+
+        typer.echo(to_json(summary))
+    if watch:
+        _watch(settings, source, options)
+
+
+def index_with_progress(settings: Settings, source: str, options: Options | None = None) -> dict[str, Any]:
+    """Index with a progress bar on a terminal (stderr) and the summary after; returns the report as a dict.
+
+    `lancelot init` calls this too, for "index a folder into it now".
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from lancelot_cli.cli import render
-    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.indexer.run import Options, run
 
-    embedder, model = _embedder(ctx) if embed else (None, None)
-    storage_options = dict(_settings(ctx).storage_options or {})
+    options = options or Options()
+    model = settings.embedding_model
     console = render.stderr()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
@@ -56,26 +85,18 @@ def index(
         def on_embed(done: int, total: int) -> None:
             bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
 
-        report = index_folder(source, database, table, chunk_size=chunk_size, progress=progress,
-                              embed=embedder, model=model, on_embed=on_embed, rebuild=rebuild,
-                              extensions=ext or (), max_file_size=max_file_size, storage_options=storage_options)
+        report = run(settings, source, options, progress=progress, on_embed=on_embed)
     summary = report.as_dict()
     render.index_summary(summary)
-    if json_out:
-        from lancelot_cli.formats import to_json
-
-        typer.echo(to_json(summary))
-    if watch:
-        _watch(source, database, table, chunk_size=chunk_size, embed=embedder, model=model, extensions=ext or (),
-               max_file_size=max_file_size, storage_options=storage_options)
+    return summary
 
 
-def _watch(source: str, database: str, table: str, **options: object) -> None:
+def _watch(settings: Settings, source: str, options: Options) -> None:
     """After the first pass: one line on stderr per batch that changed something, until Ctrl-C/SIGTERM."""
     import time
 
     from lancelot_cli.cli import render
-    from lancelot_cli.indexer.watch import watch_folder
+    from lancelot_cli.indexer.run import watch
 
     err = render.stderr()
     err.print(f"Watching {source} for changes (Ctrl-C to stop).")
@@ -94,32 +115,7 @@ def _watch(source: str, database: str, table: str, **options: object) -> None:
         err.print(f"[yellow]warning:[/] {message}", highlight=False)
 
     try:
-        watch_folder(source, database, table, on_batch=on_batch, on_error=on_error, **options)
+        watch(settings, source, options, on_batch=on_batch, on_error=on_error)
     except KeyboardInterrupt:
         pass
     err.print("Stopped watching.")
-
-
-def _settings(ctx: typer.Context | None):  # type: ignore[no-untyped-def]
-    """Settings for the index command (``init`` calls it without a Typer context)."""
-    if ctx is None:
-        from lancelot_cli.settings import load
-
-        return load()
-    return load_settings(ctx)
-
-
-def _embedder(ctx: typer.Context):  # type: ignore[no-untyped-def]
-    """The embeddings function for --embed, or a clear error when there is no key."""
-    from lancelot_cli.credentials import find_openai_key
-    from lancelot_cli.providers import OpenAIEmbedder
-
-    settings = _settings(ctx)
-    key = find_openai_key(settings.config_dir)
-    if key is None:
-        raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
-                          "OpenAI-compatible server and any key) or run `lancelot init`")
-    # Indexing can wait out rate limits: more retries (with the client's exponential backoff).
-    embedder = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=60.0,
-                              max_retries=6)
-    return embedder.embed, settings.embedding_model

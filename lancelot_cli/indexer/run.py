@@ -1,0 +1,87 @@
+"""One way in to indexing for the commands: `lancelot index` and `lancelot init` both call `run`.
+
+`run` takes the effective `Settings` (flag > environment > stored file > default, as every
+command resolves them), so the database and table `index` writes are the ones `serve`, `search`
+and `init` use: the database is ``settings.db_uri`` and the table ``settings.table``. It wraps
+`index_folder` (which knows nothing about settings) and adds what a command needs around it:
+a clear error when no database is named anywhere, the object-store options, and the embeddings
+function for ``embed=True`` built from the stored key, endpoint and model. `watch` does the same
+for `watch_folder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lancelot_cli.errors import ConfigError
+from lancelot_cli.indexer import Embed, IndexReport, Progress, index_folder
+from lancelot_cli.indexer.chunking import CHUNK_CHARS
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES
+from lancelot_cli.settings import Settings
+
+# Indexing can wait out rate limits: more retries (with the client's exponential backoff) than a query.
+EMBED_TIMEOUT = 60.0
+EMBED_RETRIES = 6
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to index, besides where: the `lancelot index` flags."""
+
+    embed: bool = False
+    chunk_size: int = CHUNK_CHARS
+    rebuild: bool = False
+    extensions: tuple[str, ...] = ()
+    max_file_size: int = MAX_FILE_BYTES
+
+
+def database(settings: Settings) -> str:
+    """The database to write: ``settings.db_uri``, or an error saying how to name one."""
+    if not settings.db_uri:
+        raise ConfigError("no database given: pass it (`lancelot index SRC DB`), or store one with "
+                          "`lancelot init` (or set LANCEDB_PATH)")
+    return settings.db_uri
+
+
+def embedder(settings: Settings) -> tuple[Embed, str]:
+    """The embeddings function and model for ``embed=True``, or a clear error when there is no key."""
+    from lancelot_cli.credentials import find_openai_key
+    from lancelot_cli.providers import OpenAIEmbedder
+
+    key = find_openai_key(settings.config_dir)
+    if key is None:
+        raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
+                          "OpenAI-compatible server and any key) or run `lancelot init`")
+    client = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT,
+                            max_retries=EMBED_RETRIES)
+    return client.embed, settings.embedding_model
+
+
+def _arguments(settings: Settings, options: Options) -> dict[str, Any]:
+    embed, model = embedder(settings) if options.embed else (None, None)
+    return {"chunk_size": options.chunk_size, "embed": embed, "model": model,
+            "extensions": tuple(options.extensions), "max_file_size": options.max_file_size,
+            "storage_options": dict(settings.storage_options or {})}
+
+
+def run(settings: Settings, source: Path | str, options: Options = Options(), *,
+        progress: Progress | None = None, on_embed: Callable[[int, int], None] | None = None) -> IndexReport:
+    """Make table ``settings.table`` of database ``settings.db_uri`` match the documents under ``source``.
+
+    ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`).
+    """
+    db = database(settings)
+    return index_folder(source, db, settings.table, rebuild=options.rebuild, progress=progress,
+                        on_embed=on_embed, **_arguments(settings, options))
+
+
+def watch(settings: Settings, source: Path | str, options: Options = Options(), *,
+          on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None]) -> None:
+    """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_folder`)."""
+    from lancelot_cli.indexer.watch import watch_folder
+
+    watch_folder(source, database(settings), settings.table, on_batch=on_batch, on_error=on_error,
+                 **_arguments(settings, options))

@@ -33,7 +33,7 @@ from lancelot_cli.storage.schema import is_local, local_path
 
 T = TypeVar("T")
 
-Table = Annotated[str, Field(description="Table to use.")]
+Table = Annotated[str, Field(description="Table to use.", max_length=200)]
 FilterValue = str | int | float | bool
 PathPrefix = Annotated[str | None, Field(description="Only documents whose path starts with this, e.g. "
                                                      "\"docs/adr/\" (a folder needs its trailing slash).")]
@@ -135,12 +135,25 @@ def _reply_chars(reply: Any) -> int:
     return 0
 
 
+MAX_ERROR_CHARS = 1000  # an error echoing a 60 KB argument must not come back whole
+
+
+def _capped(text: str) -> str:
+    half = MAX_ERROR_CHARS // 2
+    return text if len(text) <= MAX_ERROR_CHARS else f"{text[:half]} … ({len(text)} characters) … {text[-half:]}"
+
+
 def _run(call: Callable[[], T]) -> T:
-    """Engine errors become tool errors: the agent reads the message and can correct the call."""
+    """Engine errors become tool errors: the agent reads the message and can correct the call.
+    Any other exception (lancedb, pyarrow) too: the SDK would answer it with a bare "Error executing
+    tool", and over stdio with no reply at all."""
     try:
         return call()
     except LancelotError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(_capped(str(exc))) from None
+    except Exception as exc:
+        raise ToolError(_capped(f"{type(exc).__name__}: {exc}; check the table and column arguments "
+                                f"against lancedb_status")) from exc
 
 
 def _warm_up() -> None:

@@ -5,41 +5,130 @@ at stderr, so a flushed ``print`` from any library lands on stderr. What such a 
 ``sys.stdout``'s buffer would be flushed at exit, after the SDK has put fd 1 back; so once the
 session ends, fd 1 is pointed at stderr for good. Logs go to stderr. The server exits 0 when the
 client closes stdin.
+
+Two answers the SDK does not give are added here: a line that is not JSON gets a -32700 Parse
+error reply, and a JSON line that is not a JSON-RPC message a -32600 Invalid Request (the SDK
+drops both silently, so a client would wait forever); a request before ``initialize`` gets an
+error that says so instead of the SDK's bare "Invalid request parameters".
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from lancelot_cli.server.logs import configure_logging
 from lancelot_cli.settings import Settings
 
+__all__ = ["configure_logging", "run_stdio"]
 
-def configure_logging(settings: Settings) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(settings.log_level_number)
-    if settings.log_level_number > logging.DEBUG:
-        # The SDK logs every request and every tool error at INFO; keep that for debug runs.
-        logging.getLogger("mcp").setLevel(logging.WARNING)
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+NOT_INITIALIZED = ("Server not initialized: send `initialize` (then `notifications/initialized`) before "
+                   "any other request, as MCP clients do")
 
 
 def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
+    import anyio
+
     from lancelot_cli.server.app import build_server
     from lancelot_cli.server.metrics import Metrics
 
     server = build_server(settings, metrics=Metrics(metrics_log))
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's public run() offers no stream hook
+    lowlevel.middleware.append(_InitGate())
     try:
-        server.run()
+        anyio.run(_serve, lowlevel)
     except KeyboardInterrupt:  # Ctrl-C is how a person stops a server: not an error
         pass
     finally:
         _divert_stdout_for_good()
+
+
+async def _serve(lowlevel: Any) -> None:
+    """What ``MCPServer.run()`` does for stdio, with bad frames answered instead of dropped."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            async with send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(_error_reply(item))
+                    else:
+                        await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+
+def _error_reply(exc: Exception) -> Any:
+    """The JSON-RPC error for a line the SDK could not read as a message."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    errors: list[dict[str, Any]] = []
+    try:
+        errors = list(exc.errors())  # type: ignore[attr-defined]  # a pydantic ValidationError
+    except (AttributeError, TypeError):
+        pass
+    kinds = {error.get("type") for error in errors}
+    if not errors or kinds & {"json_invalid", "recursion_loop"}:
+        code = PARSE_ERROR
+        message = "Parse error: the line is not JSON" if "recursion_loop" not in kinds \
+            else "Parse error: the JSON is nested too deeply"
+        request_id = None
+    else:
+        code = INVALID_REQUEST
+        message = "Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response"
+        request_id = _request_id(errors)
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                             error=types.ErrorData(code=code, message=message)))
+
+
+def _inputs(errors: list[dict[str, Any]]) -> list[Any]:
+    return [error["input"] for error in errors if "input" in error]
+
+
+def _request_id(errors: list[dict[str, Any]]) -> int | str | None:
+    """The id of a malformed request when it can be read, so the client can match the reply."""
+    for value in _inputs(errors):
+        if isinstance(value, dict):
+            found = value.get("id")
+            if isinstance(found, (str, int)) and not isinstance(found, bool):
+                return found
+    return None
+
+
+class _InitGate:
+    """Server middleware: the SDK refuses requests before ``initialize`` with a bare "Invalid request
+    parameters"; say what is missing instead. (Its code, -32602, is kept for clients that key on it.)"""
+
+    def __init__(self) -> None:
+        self.initialized = False
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS
+
+        if ctx.method == "initialize":
+            result = await call_next(ctx)
+            self.initialized = True
+            return result
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            if self.initialized or exc.error.code != INVALID_PARAMS or exc.error.message != "Invalid request parameters":
+                raise
+            raise MCPError(code=INVALID_PARAMS, message=NOT_INITIALIZED, data=ctx.method) from None
 
 
 def _divert_stdout_for_good() -> None:

@@ -36,7 +36,7 @@ from typer.testing import CliRunner
 
 from lancelot_cli import keyfile
 from lancelot_cli.cli.app import app
-from lancelot_cli.cli.init_wizard import InitOptions, QuestionaryPrompter, client_configs, execute
+from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_configs, execute
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, find_openai_key
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.embed_server import MODEL
@@ -599,10 +599,45 @@ def test_printed_configurations_match_the_stored_database(sample_db, isolated_en
     configs = configs_in(result.stdout)
     server = configs["json"]["mcpServers"]["lancelot"]
     assert server["args"] == ["serve"] and server["env"] == {"LANCEDB_PATH": str(sample_db)}
-    assert server["command"] == "lancelot" or Path(server["command"]).name == "lancelot"
+    assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "lancelot"
     expected = client_configs(str(sample_db), server["command"])
     assert json.loads(expected["json"]) == configs["json"]
     assert [configs[k] for k in ("claude", "vscode", "cursor")] == [expected[k] for k in ("claude", "vscode", "cursor")]
+
+
+def test_all_five_configurations_use_the_absolute_script_path(sample_db, isolated_env):
+    """Issue 14: no Codex TOML, no VS Code mcp.json, and a bare `lancelot` that GUI clients cannot find."""
+    import tomllib
+
+    result = cli("--db", sample_db, "--no-api-key")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    script = Path(sys.executable).with_name("lancelot")  # this venv's script, installed editable
+    assert f"Server command: {script}" in out.splitlines()
+    server = {"command": str(script), "args": ["serve"], "env": {"LANCEDB_PATH": str(sample_db)}}
+    lines = out.splitlines()
+    vscode_start = lines.index("VS Code (.vscode/mcp.json):") + 1
+    vscode_end = lines.index("}", vscode_start)
+    assert json.loads("\n".join(lines[vscode_start:vscode_end + 1])) == {
+        "servers": {"lancelot": {"type": "stdio", **server}}}
+    codex_start = lines.index("Codex (~/.codex/config.toml):") + 1
+    codex = "\n".join(lines[codex_start:lines.index("", codex_start)])
+    assert tomllib.loads(codex) == {"mcp_servers": {"lancelot": server}}
+    configs = configs_in(out)
+    assert shlex.split(configs["claude"])[-2:] == [str(script), "serve"]
+    assert configs["json"]["mcpServers"]["lancelot"] == server
+    assert unquote(configs["vscode"]).count(str(script)) == 1
+
+
+def test_the_database_default_is_not_a_prefix_of_what_is_typed(tmp_path, sample_db, isolated_env):
+    """Issue 14: a pre-filled /srv/db followed by typed /srv/newdb became /srv/db/srv/newdb."""
+    (isolated_env / "settings.json").write_text(json.dumps({"LANCEDB_PATH": str(sample_db)}))
+    other = tmp_path / "newdb"
+    # typed without clearing anything first; it does not exist: "create it empty"; table: Enter
+    plan = wizard(f"{other}{ENTER}" + DOWN + ENTER + ENTER, cwd=tmp_path, no_api_key=True)
+    assert plan.db_path == str(other) and plan.create_db
+    plan = wizard(ENTER + "n" + ENTER, cwd=tmp_path, no_api_key=True)  # Enter alone takes it (then: index? no)
+    assert plan.db_path == str(other)
 
 
 # -- 6. the real thing: a spawned server finds everything init stored ------------------------------------

@@ -192,7 +192,7 @@ def root(
 
 
 def _register() -> None:
-    from lancelot_cli.cli import index, init_wizard, read, serve
+    from lancelot_cli.cli import index, init, read, serve
 
     def command(name: str, help: str, function: Any, epilog: str | None = None) -> None:  # noqa: A002
         app.command(name, help=help, epilog=epilog, cls=LancelotCommand)(function)
@@ -204,7 +204,7 @@ def _register() -> None:
     command("query", read.QUERY_HELP, read.query)
     command("show", read.SHOW_HELP, read.show)
     command("version", read.VERSION_HELP, read.version)
-    command("init", init_wizard.HELP, init_wizard.init)
+    command("init", init.HELP, init.init)
 
 
 _register()

@@ -6,20 +6,28 @@ import re
 
 CHUNK_CHARS = 1200
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_NON_SPACE = re.compile(r"\S")  # \s is what str.strip() removes (Py_UNICODE_ISSPACE)
 
 
 def split_long(paragraph: str, size: int) -> list[str]:
-    """Cut a paragraph longer than ``size`` at the last space or line break before each limit (hard cut if none)."""
+    """Cut a paragraph longer than ``size`` at the last space or line break before each limit (hard cut if none).
+
+    Walks the paragraph with indices: slicing off the rest at each cut would copy it every time,
+    and time would grow with the square of its length (a 50 MB paragraph never finished).
+    """
+    text = paragraph.strip()
     pieces = []
-    rest = paragraph.strip()
-    while len(rest) > size:
-        cut = max(rest.rfind(" ", 0, size + 1), rest.rfind("\n", 0, size + 1), rest.rfind("\t", 0, size + 1))
-        if cut <= 0:
-            cut = size
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
+    start, end = 0, len(text)
+    while end - start > size:
+        limit = start + size + 1
+        cut = max(text.rfind(" ", start, limit), text.rfind("\n", start, limit), text.rfind("\t", start, limit))
+        if cut <= start:
+            cut = start + size
+        pieces.append(text[start:cut].rstrip())
+        following = _NON_SPACE.search(text, cut)  # the next piece starts after the white space (as lstrip)
+        start = following.start() if following else end
+    if start < end:
+        pieces.append(text[start:])
     return pieces
 
 

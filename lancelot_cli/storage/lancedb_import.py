@@ -1,0 +1,195 @@
+"""Import lancedb without paying for code a local or S3 table never runs (issue 13).
+
+Two costs of ``import lancedb`` 0.40 on Python 3.11, both removed by one meta-path finder that
+``install()`` puts first on ``sys.meta_path`` (from ``lancelot_cli.storage``, before lancedb loads):
+
+* ``lance_namespace`` imports the generated REST client ``lance_namespace_urllib3_client``, whose
+  package ``__init__`` files import nine API modules (every method wrapped by pydantic's
+  ``validate_call``, built at import), ``urllib3`` and all 146 request/response models: about half
+  of the import. Only the REST namespace uses the API classes. Those ``__init__`` files are run
+  with their ``from <package>.<module> import Name`` lines taken out; each such name is imported
+  on first access through a module ``__getattr__`` (PEP 562), so ``from lance_namespace_urllib3_client
+  import TableApi`` and ``client.models.X`` still work. ``importlib.util.LazyLoader`` cannot do
+  this: every import of the client is ``from X import Name``, which executes a lazy module at once.
+* On Python < 3.12 lancedb decorates its methods with ``overrides.override``, which re-checks each
+  signature against the base class at import (it disassembles the class body: ~30 % of what is
+  left). On 3.12+ lancedb uses ``typing.override``, a marker. For decorations made by lancedb's
+  own modules we give it that marker; every other caller gets the real, checking decorator.
+
+Both apply only to the versions verified below (``VERIFIED``); any other version, or an ``__init__``
+that is not the expected list of imports and constants, loads the normal way. Nothing here changes
+what a query returns: tests/test_fast_import.py compares search output with and without it.
+Set ``LANCELOT_NO_FAST_IMPORT=1`` to turn it off.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+CLIENT = "lance_namespace_urllib3_client"
+# Package __init__ files of the client that import their submodules eagerly.
+LAZY_PACKAGES = frozenset({CLIENT, f"{CLIENT}.api", f"{CLIENT}.models"})
+# distribution -> versions whose layout was checked by hand (re-check before adding one).
+VERIFIED = {
+    "lancedb": frozenset({"0.40.0"}),
+    "lance-namespace-urllib3-client": frozenset({"0.13.0"}),
+    "overrides": frozenset({"7.7.0"}),
+}
+OFF_VARIABLE = "LANCELOT_NO_FAST_IMPORT"
+
+_finder: _Finder | None = None
+# What the finder actually did, for tests and benchmarks: package -> number of deferred names.
+deferred: dict[str, int] = {}
+overrides_marker_installed = False
+
+
+def install() -> bool:
+    """Put the finder in place (once); False when turned off. It checks the versions when first
+    asked for one of its modules (inside ``import lancedb``, which loads importlib.metadata
+    anyway), so commands that never open a table pay nothing."""
+    global _finder
+    if os.environ.get(OFF_VARIABLE, "").strip() not in ("", "0"):
+        return False
+    if _finder is None:
+        _finder = _Finder()
+        sys.meta_path.insert(0, _finder)
+    return True
+
+
+def versions_verified() -> bool:
+    """True when every installed distribution in ``VERIFIED`` has a verified version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist, versions in VERIFIED.items():
+        try:
+            if version(dist) not in versions:
+                return False
+        except PackageNotFoundError:
+            if dist != "overrides":  # only installed on Python < 3.12
+                return False
+    return True
+
+
+class _Finder:
+    """A meta-path finder for the client's packages and ``overrides``; ``None`` (the normal import)
+    for every other name, and for these too when the versions are not verified."""
+
+    verified: bool | None = None
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name not in LAZY_PACKAGES and name != "overrides":
+            return None
+        if self.verified is None:
+            self.verified = versions_verified()
+        if not self.verified:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        if name == "overrides":
+            spec.loader = _OverridesLoader(name, spec.origin)
+            return spec
+        plan = _plan(name, spec.loader.get_data(spec.origin))
+        if plan is None:  # not the layout we verified: the normal import
+            return None
+        spec.loader = _LazyPackageLoader(name, spec.origin, plan)
+        return spec
+
+
+def _plan(package: str, source: bytes) -> tuple[Any, dict[str, tuple[str, str]]] | None:
+    """(code without the submodule imports, {name: (module, attribute)}), or None if the file
+    holds anything but those imports, a docstring and constant assignments."""
+    import ast
+
+    tree = ast.parse(source)
+    names: dict[str, tuple[str, str]] = {}
+    kept = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(package + "."):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names[alias.asname or alias.name] = (node.module, alias.name)  # type: ignore[assignment]
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            kept.append(node)
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+              and all(isinstance(t, ast.Name) for t in node.targets)):
+            kept.append(node)
+        else:
+            return None
+    if not names:
+        return None
+    tree.body = kept
+    return tree, names
+
+
+class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, fullname: str, path: str | None, plan: tuple[Any, dict[str, tuple[str, str]]]) -> None:
+        super().__init__(fullname, path)  # type: ignore[arg-type]
+        self._tree, self._names = plan
+
+    def exec_module(self, module: ModuleType) -> None:
+        names = self._names
+        namespace = module.__dict__
+        prefix = module.__name__ + "."
+        # Submodules the eager __init__ imported become attributes of the package on first use too.
+        submodules = {target[len(prefix):].split(".")[0] for target, _ in names.values()}
+
+        def __getattr__(attr: str) -> Any:
+            if attr in names:
+                source, original = names[attr]
+                value = getattr(importlib.import_module(source), original)
+            elif attr in submodules:
+                value = importlib.import_module(prefix + attr)
+            else:
+                raise AttributeError(f"module {module.__name__!r} has no attribute {attr!r}")
+            namespace[attr] = value
+            return value
+
+        def __dir__() -> list[str]:
+            return sorted(set(namespace) | set(names) | submodules)
+
+        namespace["__getattr__"] = __getattr__
+        namespace["__dir__"] = __dir__
+        exec(compile(self._tree, self.path, "exec"), namespace)
+        deferred[module.__name__] = len(names)
+
+
+class _OverridesLoader(importlib.machinery.SourceFileLoader):
+    def exec_module(self, module: ModuleType) -> None:
+        global overrides_marker_installed
+        super().exec_module(module)
+        if sys.version_info < (3, 12):
+            module.override = _override_for(module)  # type: ignore[attr-defined]
+            overrides_marker_installed = True
+
+
+def _override_for(module: ModuleType) -> Any:
+    """``overrides.override`` that is a plain marker (PEP 698, as lancedb uses on 3.12) when the
+    decorated method is defined in a lancedb module, and the real checking decorator otherwise.
+
+    The real path calls ``_overrides`` from this frame, as ``override`` itself does: it finds the
+    base classes by looking a fixed number of frames up.
+    """
+    checking = module.override
+    check = sys.modules["overrides.overrides"]._overrides
+
+    def override(method: Any = None, *, check_signature: bool = True, check_at_runtime: bool = False) -> Any:
+        if method is None:
+            return checking(check_signature=check_signature, check_at_runtime=check_at_runtime)
+        if str(getattr(method, "__module__", "")).split(".")[0] != "lancedb":
+            return check(method, check_signature, check_at_runtime)
+        try:
+            method.__override__ = True
+        except (AttributeError, TypeError):
+            pass
+        return method
+
+    override.__doc__ = checking.__doc__
+    override.__wrapped__ = checking  # type: ignore[attr-defined]
+    return override

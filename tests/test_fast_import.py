@@ -1,0 +1,143 @@
+"""The lancedb import deferral (lancelot_cli.storage.lancedb_import, issue 13).
+
+These tests fail when an upgrade of lancedb, the namespace client or ``overrides`` needs the
+deferral to be checked again, when the deferral stops deferring, when something deferred can no
+longer be reached, and when search output differs with and without it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pytest
+
+from lancelot_cli.storage import lancedb_import
+from tests.conftest import lancelot_command, subprocess_env
+
+PROBE = r"""
+import json, sys
+import lancelot_cli.storage
+from lancelot_cli.storage import lancedb_import as fast
+import lancedb
+loaded = sorted(m for m in sys.modules if m.startswith(("lance_namespace_urllib3_client.api", "urllib3")))
+report = {"deferred": dict(fast.deferred), "marker": fast.overrides_marker_installed, "api_loaded": loaded}
+
+# The REST client is still whole: names, submodules and models resolve on first use.
+import lance_namespace_urllib3_client as client
+from lance_namespace_urllib3_client import TableApi, ApiClient, Configuration
+from lance_namespace_urllib3_client.api import NamespaceApi
+from lance_namespace_urllib3_client.api.table_api import TableApi as DirectTableApi
+report["rest"] = [TableApi is DirectTableApi, client.api.NamespaceApi is NamespaceApi,
+                  client.models.ListTablesRequest(id=["a"]).to_dict(), Configuration(host="http://127.0.0.1:9").host,
+                  "TableApi" in dir(client), hasattr(client, "no_such_name")]
+api = TableApi(ApiClient(Configuration(host="http://127.0.0.1:9")))
+report["rest"].append(callable(api.list_tables))
+
+# lancedb's own classes carry the PEP 698 marker; everyone else's overrides are still checked.
+report["lancedb_marked"] = lancedb.db.LanceDBConnection.table_names.__override__
+import overrides
+class Base:
+    def f(self, x: int) -> int:
+        return x
+try:
+    class Wrong(Base):
+        @overrides.override
+        def f(self, y: str) -> int:
+            return 0
+    report["others_checked"] = False
+except TypeError:
+    report["others_checked"] = True
+print(json.dumps(report))
+"""
+
+
+def probe(**env: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE], env=subprocess_env(**env), capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_installed_versions_are_the_verified_ones() -> None:
+    """An upgrade lands here first: check the new layout by hand, then add the version to VERIFIED."""
+    for dist, versions in lancedb_import.VERIFIED.items():
+        try:
+            installed = version(dist)
+        except PackageNotFoundError:
+            assert dist == "overrides" and sys.version_info >= (3, 12), f"{dist} is not installed"
+            continue
+        assert installed in versions, (
+            f"{dist} {installed} is not verified for lancelot_cli/storage/lancedb_import.py: check that "
+            f"the client's package __init__ files are still only imports and constants, then add it"
+        )
+    assert lancedb_import.versions_verified()
+
+
+def test_only_lancedb_uses_overrides() -> None:
+    """The marker is given to lancedb's methods only; no other installed package should depend on it."""
+    from importlib.metadata import distributions
+
+    users = sorted({d.metadata["Name"].lower() for d in distributions()
+                    if any(r.split(";")[0].strip().lower().startswith("overrides") for r in d.requires or [])})
+    assert users == ["lancedb"]
+
+
+def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
+    report = probe()
+    assert report["deferred"] == {"lance_namespace_urllib3_client": 164, "lance_namespace_urllib3_client.models": 146}
+    assert report["api_loaded"] == [], "the REST API modules or urllib3 were imported by `import lancedb`"
+    assert report["marker"] is (sys.version_info < (3, 12))
+    same, same_api, model, host, listed, unknown, callable_ = report["rest"]
+    assert same and same_api and model["id"] == ["a"] and host == "http://127.0.0.1:9"
+    assert listed and unknown is False and callable_
+    assert report["lancedb_marked"] is True and report["others_checked"] is True
+
+
+def test_switched_off_is_the_normal_import() -> None:
+    report = probe(LANCELOT_NO_FAST_IMPORT="1")
+    assert report["deferred"] == {} and report["marker"] is False
+    assert "lance_namespace_urllib3_client.api.table_api" in report["api_loaded"]
+    assert report["rest"][0] and report["others_checked"] is True
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "refund policy", "--json"],
+    ["search", "how do I return a jacket", "--json", "--limit", "10"],
+    ["query", "--json", "--limit", "20"],
+    ["status", "--json"],
+])
+def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: list[str]) -> None:
+    outputs = []
+    for off in ("0", "1"):
+        proc = subprocess.run([*lancelot_command(), *args, "--db", str(sample_db)], capture_output=True,
+                              env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off), timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1] and outputs[0]
+
+
+def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector_db: Path) -> None:
+    outputs = []
+    for off in ("0", "1"):
+        proc = subprocess.run([*lancelot_command(), "search", "refund policy", "--type", "hybrid", "--json",
+                               "--db", str(vector_db)], capture_output=True,
+                              env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off), timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1] and json.loads(outputs[0])["hits"]
+
+
+def test_an_unexpected_package_layout_loads_the_normal_way() -> None:
+    package = "lance_namespace_urllib3_client"
+    expected = b'"""doc"""\n__version__ = "1"\nfrom lance_namespace_urllib3_client.api.x import X\n'
+    tree, names = lancedb_import._plan(package, expected)
+    assert names == {"X": ("lance_namespace_urllib3_client.api.x", "X")} and len(tree.body) == 2
+    for source in (expected + b"X.configure()\n",  # code that needs the deferred name at import
+                   expected + b"from lance_namespace_urllib3_client.models import *\n",
+                   expected + b"import urllib3\n",
+                   b'"""only a docstring"""\n'):
+        assert lancedb_import._plan(package, source) is None

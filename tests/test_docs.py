@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from lancelot_cli.cli.reference import CommandDoc, app_reference
+from lancelot_cli.cli.generate import app_reference
+from lancelot_cli.cli.reference import CommandDoc
 from tests.conftest import REPO
 
 README = REPO / "README.md"

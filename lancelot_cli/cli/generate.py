@@ -18,6 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lancelot_cli.cli.reference import CommandDoc
 
 PROG = "lancelot"
 COMPLETE_VAR = "_LANCELOT_COMPLETE"
@@ -32,10 +36,20 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
 
 
+def app_reference() -> list[CommandDoc]:
+    """`reference.walk` over the real `lancelot` app. It lives here, not in `reference`, which `app`
+    reaches through `helpfmt`: importing the app from there was a cycle (app -> helpfmt -> reference -> app)."""
+    import typer
+
+    from lancelot_cli.cli.app import app
+    from lancelot_cli.cli.reference import walk
+
+    return walk(typer.main.get_command(app))
+
+
 def man_pages() -> dict[str, str]:
     from lancelot_cli._version import __version__
     from lancelot_cli.cli.manpage import pages
-    from lancelot_cli.cli.reference import app_reference
 
     return pages(app_reference(), __version__)
 

@@ -123,12 +123,3 @@ def walk(root: Any, prog_name: str = "lancelot") -> list[CommandDoc]:
         sub_ctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
         docs.append(describe(sub, sub_ctx))
     return docs
-
-
-def app_reference() -> list[CommandDoc]:
-    """`walk` over the real `lancelot` app."""
-    import typer
-
-    from lancelot_cli.cli.app import app
-
-    return walk(typer.main.get_command(app))

@@ -4,6 +4,7 @@ print ready-to-paste MCP client configurations.
 The modules, in the order the command uses them:
 
 * `command`: the Typer command; reads the flags, then `--show`, `--forget`, or the flow.
+* `answers`: `InitOptions` (the flags) and `Plan` (every write, decided before any is made).
 * `flow`: `Wizard`, every question in order and every write at the end (`apply`).
 * `prompts`: the `Prompter` the flow asks through, its questionary implementation, the validators.
 * `key`: the OpenAI key questions and the one embeddings call that checks a key.
@@ -21,7 +22,8 @@ only them.
 
 from lancelot_cli.cli.init.clients import client_configs, server_command
 from lancelot_cli.cli.init.command import HELP, init
-from lancelot_cli.cli.init.flow import InitOptions, Plan, Wizard, execute
+from lancelot_cli.cli.init.answers import InitOptions, Plan
+from lancelot_cli.cli.init.flow import Wizard, execute
 from lancelot_cli.cli.init.prompts import QuestionaryPrompter
 
 __all__ = ["HELP", "InitOptions", "Plan", "QuestionaryPrompter", "Wizard", "client_configs", "execute", "init",

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from lancelot_cli.cli.init.flow import InitOptions, execute
+from lancelot_cli.cli.init.answers import InitOptions
+from lancelot_cli.cli.init.flow import execute
 from lancelot_cli.cli.init.prompts import QuestionaryPrompter, key_problem
 from lancelot_cli.cli.init.show import forget, show
 from lancelot_cli.errors import ConfigError, InvalidArgumentError

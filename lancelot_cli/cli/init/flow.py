@@ -21,42 +21,16 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lancelot_cli import settings as settings_module
+from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
 from lancelot_cli.cli.init.key import KeyQuestions
 from lancelot_cli.cli.init.prompts import Prompter, db_problem, normalise_db, not_blank, say, source_problem
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import DEFAULT_TABLE, blank
 from lancelot_cli.storage.schema import is_local
-
-
-@dataclass(frozen=True)
-class InitOptions:
-    """The answers given as flags. ``api_key`` is what ``--api-key-stdin`` read (never shown by repr);
-    ``base_url=""`` clears a stored base URL (back to OpenAI)."""
-
-    db: str | None = None
-    table: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    no_api_key: bool = False
-    base_url: str | None = None
-    embedding_model: str | None = None
-    yes: bool = False
-
-
-@dataclass
-class Plan:
-    """What init will do at the end: every write in one place, after every question."""
-
-    db_path: str
-    create_db: bool
-    table: str
-    key_action: str  # "store" (api_key), "keep" (whatever is stored), "remove" (forget it), "none"
-    api_key: str | None = field(default=None, repr=False)
-    stored: dict[str, str] = field(default_factory=dict)  # the settings file's new content
 
 
 def list_tables(db_path: str) -> list[str]:

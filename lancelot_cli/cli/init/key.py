@@ -19,7 +19,7 @@ from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.settings import BY_NAME, blank
 
 if TYPE_CHECKING:
-    from lancelot_cli.cli.init.flow import InitOptions
+    from lancelot_cli.cli.init.answers import InitOptions
     from lancelot_cli.cli.init.prompts import Prompter
 
 CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key

@@ -5,6 +5,11 @@ environment has no key, because its backend discovery costs ~170 ms. On machines
 keychain backend (headless Linux, containers) keyring raises ``NoKeyringError`` even when only
 reading: that means "no stored key", never a crash.
 
+The key file is decrypted (an scrypt derivation, ~60 ms) once per process and again only when
+the key file or its secret changes (their inode, size and mtime), so a server or a run of many
+vector searches does not pay it per query (issue 13). The environment and the keychain are read
+on every call: both are cheap once keyring is imported, and a key rotated there is seen at once.
+
 `lancelot init` stores the key with ``store_key`` (keychain, else the encrypted key file of
 ``keyfile``) and removes it with ``forget_key``. The key itself is never logged, and errors from a
 keychain backend are reduced to their class name before anything is said about them.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +59,41 @@ def _from_keychain() -> str | None:
     return None if blank(value) else value.strip()  # type: ignore[union-attr]
 
 
+# config folder -> (signature of the key file and its secret, what they decrypted to)
+_file_cache: dict[Path, tuple[tuple[tuple[int, ...], ...], str | None]] = {}
+_file_lock = threading.Lock()
+
+
+def _file_signature(config_dir: Path) -> tuple[tuple[int, ...], ...] | None:
+    """Inode, size and mtime of the key file and its secret; None when either is missing."""
+    from lancelot_cli import keyfile
+
+    parts = []
+    for name in (keyfile.KEY_FILE, keyfile.SECRET_FILE):
+        try:
+            info = os.stat(config_dir / name)
+        except OSError:
+            return None
+        parts.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(parts)
+
+
 def _from_file(config_dir: Path) -> str | None:
-    """The encrypted key file written by `lancelot init` where no keychain works."""
+    """The encrypted key file written by `lancelot init` where no keychain works (decrypted once
+    per change of the files)."""
+    signature = _file_signature(config_dir)
+    if signature is None:  # no file (or no secret): nothing worth keeping
+        return _read_file(config_dir)
+    with _file_lock:
+        cached = _file_cache.get(config_dir)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        value = _read_file(config_dir)
+        _file_cache[config_dir] = (signature, value)
+        return value
+
+
+def _read_file(config_dir: Path) -> str | None:
     from lancelot_cli import keyfile
 
     try:

@@ -120,6 +120,14 @@ class Settings:
                                               "running server's view of a table may get, in seconds")
     storage_options: Mapping[str, str] | None = _setting("LANCELOT_STORAGE_OPTIONS", None, "json",
                                                          "object-store options as a JSON object")
+    http_header_timeout: float = _setting("LANCELOT_HTTP_HEADER_TIMEOUT", 10.0, "seconds", "HTTP: seconds a "
+                                          "client has to send a request's headers (0: no limit)")
+    http_body_timeout: float = _setting("LANCELOT_HTTP_BODY_TIMEOUT", 10.0, "seconds", "HTTP: seconds a client "
+                                        "has to send a request's body once its headers are in (0: no limit)")
+    http_idle_timeout: float = _setting("LANCELOT_HTTP_IDLE_TIMEOUT", 5.0, "seconds", "HTTP: seconds an idle "
+                                        "keep-alive connection stays open")
+    http_max_connections: int = _setting("LANCELOT_HTTP_MAX_CONNECTIONS", 256, "int", "HTTP: connections open "
+                                         "at once; one more is answered 503 and closed")
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 

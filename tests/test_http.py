@@ -579,3 +579,190 @@ def test_keep_alive_round_trips_are_not_delayed_by_nagle(loopback: Served) -> No
         conn.close()
     median = statistics.median(times)
     assert median < 0.040, f"median round trip {median * 1000:.1f} ms (all: {[round(t * 1000) for t in times]})"
+
+
+# -- 8. hostile bodies and content types (issue 16 #6, #7) -------------------------------------------
+
+
+@pytest.mark.parametrize("body", [b'{"a":' * 3000 + b"1" + b"}" * 3000, b"[" * 3000 + b"]" * 3000,
+                                  b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b"[" * 200
+                                  + b"]" * 200 + b"}", b"42", b'"text"', b"null", b"\xff\xfe{}", b""],
+                         ids=["objects-3000", "arrays-3000", "params-200", "number", "string", "null",
+                              "not-utf8", "empty"])
+def test_a_body_that_is_not_acceptable_json_is_400_parse_error(loopback: Served, body: bytes) -> None:
+    error = assert_error(request(loopback.port, body=body), 400)
+    assert error["code"] == -32700 and error["message"].startswith("Parse error"), error
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "APPLICATION/JSON", "Application/Json",
+                                          "application/json; charset=utf-8", 'application/json;charset="UTF-8"',
+                                          "application/json ; foo=bar"])
+def test_json_media_type_is_parsed_not_prefix_matched(loopback: Served, content_type: str) -> None:
+    assert_tool_reply(request(loopback.port, headers={"Content-Type": content_type}))
+
+
+@pytest.mark.parametrize("content_type", ["application/jsonx", "application/json-patch+json", "text/plain",
+                                          "application/x-www-form-urlencoded", "application/json; charset=latin-1",
+                                          "text/json", ""])
+def test_other_media_types_are_415_with_a_json_rpc_error(loopback: Served, content_type: str) -> None:
+    error = assert_error(request(loopback.port, headers={"Content-Type": content_type}), 415)
+    assert "application/json" in error["message"] or "UTF-8" in error["message"], error
+
+
+# -- 9. slow clients are shed, legitimate ones are served (issue 16 #5) ------------------------------
+
+SHORT = {"LANCELOT_HTTP_HEADER_TIMEOUT": "1", "LANCELOT_HTTP_BODY_TIMEOUT": "1", "LANCELOT_HTTP_IDLE_TIMEOUT": "1"}
+
+
+@pytest.fixture(scope="module")
+def short_timeouts(spawn: Any, sample_db: Path) -> Served:
+    port = free_port()
+    return spawn(["--http", str(port)], port, sample_db, **SHORT)
+
+
+def _head(port: int, length: int | None = None) -> bytes:
+    lines = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json", f"Accept: {ACCEPT}"]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _closed_after(sock: socket.socket, limit: float, trickle: bytes = b"", step: float = 0.1) -> tuple[float, bytes]:
+    """Wait (at most ``limit`` s) until the server closes ``sock``, sending ``trickle`` one byte per
+    ``step`` meanwhile; returns (seconds taken, what the server sent). Fails if still open."""
+    start = time.monotonic()
+    received = b""
+    sock.settimeout(step)
+    position = 0
+    while time.monotonic() - start < limit:
+        if position < len(trickle):
+            try:
+                sock.send(trickle[position:position + 1])
+                position += 1
+            except OSError:  # reset or broken pipe: closed by the server
+                return time.monotonic() - start, received
+        try:
+            data = sock.recv(4096)
+        except socket.timeout:
+            continue
+        except OSError:
+            return time.monotonic() - start, received
+        if not data:
+            return time.monotonic() - start, received
+        received += data
+    pytest.fail(f"the server kept the connection open for {limit} s (received {received[:200]!r})")
+
+
+def test_slowloris_headers_are_dropped_while_a_legitimate_client_is_served(short_timeouts: Served) -> None:
+    port = short_timeouts.port
+    assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))  # warm: lancedb loaded
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(10)]
+    try:
+        for sock in slow:
+            sock.send(b"P")
+        reply = request(port, body=rpc("lancedb_search", {"query": "refund"}))  # served meanwhile
+        assert_tool_reply(reply)
+        assert reply.seconds < 1.0, reply.seconds
+        # Headers sent one byte every 0.1 s would take ~10 s; the deadline is 1 s from connecting.
+        seconds, received = _closed_after(slow[0], 5.0, trickle=_head(port)[1:])
+        assert seconds < 2.0 and received.startswith(b"HTTP/1.1 408"), (seconds, received)
+        for sock in slow[1:]:
+            _closed_after(sock, 3.0)
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_connection_that_sends_nothing_is_closed(short_timeouts: Served) -> None:
+    with socket.create_connection(("127.0.0.1", short_timeouts.port), timeout=5) as sock:
+        seconds, received = _closed_after(sock, 5.0)
+    assert 0.5 < seconds < 2.5 and received.startswith(b"HTTP/1.1 408"), (seconds, received)
+    assert json.loads(received.split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32600
+
+
+def test_a_body_stalled_midway_gets_408_and_the_connection_is_closed(short_timeouts: Served) -> None:
+    port = short_timeouts.port
+    body = rpc()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(_head(port, len(body)) + body[:10])
+        seconds, received = _closed_after(sock, 5.0)
+    assert seconds < 2.5, seconds
+    assert received.startswith(b"HTTP/1.1 408"), received
+    assert json.loads(received.split(b"\r\n\r\n", 1)[1])["error"]["message"].startswith("Request body not received")
+
+
+def test_an_idle_keep_alive_connection_is_closed(short_timeouts: Served) -> None:
+    port = short_timeouts.port
+    body = rpc()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(_head(port, len(body)) + body)
+        sock.settimeout(5)
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first[:200]
+        seconds, _ = _closed_after(sock, 5.0)
+    assert seconds < 2.5, seconds
+
+
+def test_a_trickle_after_a_reply_meets_the_header_deadline_too(short_timeouts: Served) -> None:
+    """Keep-alive: sending a byte now and then must not keep a connection open for ever."""
+    port = short_timeouts.port
+    body = rpc()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(_head(port, len(body)) + body)
+        sock.settimeout(5)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        seconds, _ = _closed_after(sock, 5.0, trickle=_head(port), step=0.2)
+    assert seconds < 2.5, seconds
+
+
+def test_connections_over_the_cap_get_503_at_once_and_the_server_recovers(spawn: Any, sample_db: Path) -> None:
+    port = free_port()
+    spawn(["--http", str(port)], port, sample_db, LANCELOT_HTTP_MAX_CONNECTIONS="8",
+          **{**SHORT, "LANCELOT_HTTP_HEADER_TIMEOUT": "3"})
+    assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))  # warm: lancedb loaded
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(8)]
+    try:
+        time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as extra:
+            seconds, received = _closed_after(extra, 1.0)
+        assert received.startswith(b"HTTP/1.1 503") and seconds < 0.5, (seconds, received)
+        for sock in held:  # the header deadline frees the slots
+            _closed_after(sock, 5.0)
+    finally:
+        for sock in held:
+            sock.close()
+    assert_tool_reply(request(port))
+
+
+# -- 10. start-up problems are one line (issue 12) ------------------------------------------------------
+
+
+def test_a_port_in_use_is_one_line_and_exit_1(tmp_path: Path, sample_db: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path))
+        done = subprocess.run([*lancelot_command(), "serve", "--http", str(port)], capture_output=True, text=True,
+                              env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, done
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lancelot: error:") and str(port) in lines[0], done.stderr
+    assert "in use" in lines[0] and "--http" in lines[0]
+
+
+def test_http_with_a_missing_database_warns_once_and_serves_after_index(spawn: Any, tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_DOCS
+
+    db = tmp_path / "later-db"
+    port = free_port()
+    served = spawn(["--http", str(port)], port, db)
+    warnings = [line for line in served.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and str(db) in warnings[0] and "lancelot index" in warnings[0], served.stderr
+    result = assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))
+    assert result["isError"] and "does not exist" in result["content"][0]["text"]
+    subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)], check=True, capture_output=True,
+                   env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")), timeout=120)
+    result = assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))
+    assert not result["isError"] and result["structuredContent"]["count"] > 0, result

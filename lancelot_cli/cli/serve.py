@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -49,6 +51,7 @@ def serve(
 ) -> None:
     settings = load_settings(ctx, db)
     log_file = metrics_log_path(metrics_log, settings) if metrics_log else None
+    warn_missing_database(settings)
     if http is None and port is None:
         from lancelot_cli.server.stdio import run_stdio
 
@@ -57,6 +60,19 @@ def serve(
     from lancelot_cli.server.http import run_http
 
     run_http(settings, host=host, port=port if port is not None else http, metrics_log=log_file)  # type: ignore[arg-type]
+
+
+def warn_missing_database(settings: Settings) -> None:
+    """One line on stderr when the database folder is not there yet (stdout belongs to MCP). The
+    server still starts: tools report the problem until `lancelot index` creates the folder."""
+    if not settings.db_path or not is_local(settings.db_path):
+        return
+    path = Path(local_path(settings.db_path)).expanduser()
+    if not os.path.isdir(path):
+        what = "is not a folder" if path.exists() else "does not exist yet"
+        sys.stderr.write(f"lancelot: warning: database folder {path} {what}; tools will say so until "
+                         f"`lancelot index SRC {path}` creates it\n")
+        sys.stderr.flush()
 
 
 def metrics_log_path(name: str, settings: Settings) -> Path:

@@ -10,10 +10,15 @@ off for non-loopback binds, and answers GET with a never-ending event stream):
 3. Path other than ``/mcp`` -> 404. ``/mcp/`` is served as ``/mcp`` (no redirect: some clients
    would turn a redirected POST into a GET).
 4. Method other than POST -> 405 with ``Allow: POST``.
-5. Body over 64 KB -> 413, decided from Content-Length or while reading, before the whole body.
-6. Content-Type other than application/json, or a body that is not JSON -> 400.
-7. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
-Error replies are JSON-RPC error objects. Nothing is written to stdout.
+5. Body over 64 KB -> 413, decided from Content-Length or while reading, before the whole body;
+   a body not complete within ``body_timeout`` seconds of the headers -> 408 and the connection closed.
+6. A media type other than ``application/json`` (case-insensitive, parameters allowed; a charset
+   must be UTF-8) -> 415. The SDK is handed the canonical ``application/json``.
+7. A body that is not acceptable JSON (not UTF-8, not JSON, nested deeper than ``MAX_DEPTH``, or
+   not an object or array) -> 400 with a -32700 Parse error.
+8. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
+Error replies are JSON-RPC error objects. Nothing is written to stdout. Header and idle timeouts
+and the connection cap live in the uvicorn protocol (``connections.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from typing import Any
+
+import anyio
 
 from lancelot_cli.settings import Settings
 
@@ -34,10 +42,57 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY = 64 * 1024
+MAX_DEPTH = 64  # JSON nesting; MCP messages need under 10, and Python's parser dies near 1,000
 ENDPOINT = "/mcp"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 log = logging.getLogger(__name__)
+
+
+def media_type_problem(value: str | None) -> str | None:
+    """Why a Content-Type is not JSON for us, or None when it is (RFC 9110: type and subtype are
+    case-insensitive; parameters may follow; JSON is UTF-8, so a charset must say so)."""
+    if not value:
+        return "Content-Type is missing: send application/json"
+    media, _, params = value.partition(";")
+    if media.strip().lower() != "application/json":
+        return f"Content-Type {media.strip()[:100]!r} is not supported: send application/json"
+    for param in params.split(";"):
+        name, _, raw = param.partition("=")
+        if name.strip().lower() == "charset" and raw.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return f"charset {raw.strip()[:40]!r} is not supported: JSON bodies are UTF-8"
+    return None
+
+
+def json_problem(body: bytes) -> str | None:
+    """Why a body is not an acceptable JSON-RPC payload, or None. Checks depth before parsing, so
+    a deeply nested body cannot reach the parser's recursion limit."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "Parse error: the body is not UTF-8"
+    if _depth(text) > MAX_DEPTH:
+        return f"Parse error: JSON nested deeper than {MAX_DEPTH} levels"
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return "Parse error: the body is not JSON"
+    if not isinstance(value, (dict, list)):
+        return "Parse error: the body must be a JSON-RPC object (or a batch array)"
+    return None
+
+
+def _depth(text: str) -> int:
+    """Deepest bracket nesting outside strings (a linear scan, no parsing)."""
+    deepest = depth = 0
+    for token in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def default_allowed_hosts(host: str, port: int) -> set[str] | None:
@@ -63,13 +118,15 @@ class Guard:
             manager runs once per app, and AWS Lambda adapters run a lifespan per invocation).
         allowed_hosts: lower-cased Host values, or None for no Host check.
         allowed_origins: lower-cased Origin values allowed.
+        body_timeout: seconds to read the body once the headers are in (0: no limit).
         route: says whether a request is for the MCP endpoint (default: path ``/mcp`` or ``/mcp/``).
     """
 
     def __init__(self, build_inner: Callable[[], ASGIApp], *, allowed_hosts: set[str] | None,
                  allowed_origins: set[str], supported_versions: set[str],
-                 route: Callable[[Scope], bool] | None = None) -> None:
+                 route: Callable[[Scope], bool] | None = None, body_timeout: float = 0) -> None:
         self._build_inner = build_inner
+        self.body_timeout = body_timeout
         self._route = route or _is_endpoint
         self._inner: ASGIApp | None = None
         self.allowed_hosts = allowed_hosts
@@ -99,30 +156,37 @@ class Guard:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY:
             return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
+        problem = media_type_problem(headers.get("content-type"))
+        if problem:
+            return await _reply(send, 415, problem)
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY:
-                return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
-            if not message.get("more_body", False):
-                break
-        if not headers.get("content-type", "").lower().startswith("application/json"):
-            return await _reply(send, 400, "Content-Type must be application/json")
-        try:
-            json.loads(body)
-        except ValueError:
-            return await _reply(send, 400, "Parse error: the body is not JSON", code=-32700)
+        with anyio.move_on_after(self.body_timeout or None) as reading:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                body += message.get("body", b"")
+                if len(body) > MAX_BODY:
+                    return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
+                if not message.get("more_body", False):
+                    break
+        if reading.cancelled_caught:  # a client stalling mid-body holds a connection: drop it
+            return await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s",
+                                headers=[(b"connection", b"close")])
+        problem = json_problem(bytes(body))
+        if problem:
+            return await _reply(send, 400, problem, code=-32700)
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.supported_versions:
             return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: "
                                            f"{', '.join(sorted(self.supported_versions))}")
         if self._inner is None:
             return await _reply(send, 503, "Server is starting", code=-32603)
-        await self._inner({**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode()}, _replay(bytes(body), receive),
-                          send)
+        # The SDK compares the media type case-sensitively: hand it the canonical form.
+        raw_headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-type"]
+        raw_headers.append((b"content-type", b"application/json"))
+        await self._inner({**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
+                          _replay(bytes(body), receive), send)
 
 
 def _is_endpoint(scope: Scope) -> bool:
@@ -164,17 +228,21 @@ def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 
         allowed_hosts = default_allowed_hosts(host, port)
     return Guard(build_inner, allowed_hosts=allowed_hosts,
                  allowed_origins={o.lower() for o in settings.allowed_origins},
-                 supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS}, route=route)
+                 supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS}, route=route,
+                 body_timeout=settings.http_body_timeout)
 
 
 def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Any = None) -> None:
     """Serve until SIGINT/SIGTERM. Logs (uvicorn's too) go to stderr; nothing to stdout."""
     import uvicorn
 
-    from lancelot_cli.server.stdio import configure_logging
-
+    from lancelot_cli.server.connections import bind, guarded_protocol
+    from lancelot_cli.server.logs import configure_logging
     from lancelot_cli.server.metrics import Metrics
 
+    sockets = bind(host, port)  # first: a port in use is one line, before anything else is printed
+    if port == 0:
+        port = sockets[0].getsockname()[1]
     app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
     configure_logging(settings)
     if app.allowed_hosts is None:
@@ -185,7 +253,10 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metr
     sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT} (Ctrl-C to stop)\n")
     level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
     config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
-                            log_level=level, server_header=False)
+                            log_level=level, server_header=False,
+                            http=guarded_protocol(settings.http_header_timeout, settings.http_max_connections),
+                            timeout_keep_alive=settings.http_idle_timeout,  # type: ignore[arg-type]
+                            h11_max_incomplete_event_size=16 * 1024)  # request line + headers
     class Server(uvicorn.Server):
         """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
         kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""
@@ -198,7 +269,7 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metr
                 finally:
                     self._captured_signals.clear()  # uvicorn 0.54's list of signals to re-raise
 
-    Server(config).run()
+    Server(config).run(sockets=sockets)
 
 
 def _display(host: str) -> str:

@@ -1,0 +1,124 @@
+"""HTTP connections for `serve --http`: the listening sockets, and a uvicorn protocol that sheds slow clients.
+
+uvicorn closes a keep-alive connection that stays idle (``timeout_keep_alive``), but has no limit on
+how long a client may take to send a request's headers, and no cap on open connections (its
+``limit_concurrency`` answers 503 only once a request's headers are in). So a client that connects
+and sends nothing, or sends its headers a byte at a time (slowloris), held a file descriptor for
+ever, and ~20,000 of them exhausted the process's descriptors. ``guarded_protocol`` adds both:
+
+* headers must be complete within ``header_timeout`` seconds of the connection opening, or of the
+  previous reply on a keep-alive connection; otherwise 408 and the connection is closed;
+* with ``max_connections`` connections open, a new one is answered 503 at once and closed.
+
+The body-read deadline is enforced by ``Guard`` (it reads the body), and idle keep-alive by uvicorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import socket
+from typing import Any
+
+from lancelot_cli.errors import LancelotError
+
+
+def _raw_reply(status: int, reason: str, message: str) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            f"connection: close\r\n\r\n").encode()
+    return head + body
+
+
+def guarded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """A uvicorn H11Protocol subclass with a header deadline and a connection cap (0 s: no deadline)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    too_slow = _raw_reply(408, "Request Timeout", f"Request headers not received within {header_timeout:g} s")
+    busy = _raw_reply(503, "Service Unavailable", f"Too many connections (over {max_connections}); retry shortly")
+
+    class GuardedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.write(busy)
+                transport.close()
+                return
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's headers arrived: the app has it now
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.our_state is h11.IDLE:
+                self._arm()  # the next request's headers get the same deadline
+
+        def _arm(self) -> None:
+            self._disarm()
+            if header_timeout > 0:
+                self._deadline = self.loop.call_later(header_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                if self.conn.our_state is h11.IDLE:
+                    self.transport.write(too_slow)
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def bind(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for ``host:port`` (every address the name resolves to), bound before
+    anything is printed so that a port in use is one clear error.
+
+    Raises:
+        LancelotError: the address is in use, not available here, or not allowed.
+    """
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise LancelotError(f"cannot listen on {host!r}: {exc.strerror}; give --host an address such as "
+                            f"127.0.0.1") from None
+    sockets: list[socket.socket] = []
+    seen: set[Any] = set()
+    try:
+        for family, kind, _proto, _name, address in infos:
+            if (family, address) in seen:
+                continue
+            seen.add((family, address))
+            # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only then (else +40 ms a reply).
+            sock = socket.socket(family, kind, socket.IPPROTO_TCP)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.set_inheritable(False)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        if exc.errno == errno.EADDRINUSE:
+            raise LancelotError(f"port {port} on {shown} is already in use; stop the other server or pick "
+                                f"another port with --http PORT") from None
+        raise LancelotError(f"cannot listen on {shown}:{port}: {exc.strerror or exc}; pick another --host "
+                            f"or --http PORT") from None
+    return sockets

@@ -1,0 +1,206 @@
+"""Hostile input over stdio (issue 16 #9, issue 12): a real `lancelot serve` process fed raw lines.
+
+A line that is not JSON gets a -32700 reply, a JSON line that is not JSON-RPC a -32600 (the SDK
+dropped both, so a client waited for ever); a call before ``initialize`` says so; a tool that
+fails inside lancedb or pyarrow says what was wrong, capped in length, and over stdio gets a
+reply at all; `serve` with a missing database warns once on stderr and serves once `index` made it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+
+pytestmark = pytest.mark.slow
+
+REPLY_TIMEOUT = 30.0
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+class Raw:
+    """A `lancelot serve` process spoken to line by line."""
+
+    def __init__(self, db: Path, config: Path) -> None:
+        env = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config),
+                             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+        self.proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env)
+        self._buffer = b""
+
+    def send_line(self, line: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(line.rstrip(b"\n") + b"\n")
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_line(json.dumps(message).encode())
+
+    def receive(self, timeout: float = REPLY_TIMEOUT) -> dict[str, Any]:
+        """The next stdout line as JSON; fails after ``timeout`` s with nothing."""
+        assert self.proc.stdout
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(left, 0))
+            if not ready:
+                pytest.fail(f"no reply within {timeout} s")
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                pytest.fail("the server closed stdout")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def initialize(self) -> None:
+        self.send(INITIALIZE)
+        assert self.receive()["id"] == 0
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self) -> tuple[int | None, str]:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        assert self.proc.stderr
+        return self.proc.returncode, self.proc.stderr.read().decode(errors="replace")
+
+
+@pytest.fixture
+def raw(sample_db: Path, tmp_path: Path) -> Iterator[Raw]:
+    server = Raw(sample_db, tmp_path)
+    yield server
+    if server.proc.poll() is None:
+        server.close()
+
+
+def call(n: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("line", [b"not json", b"{oops", b'{"a":' * 3000 + b"1" + b"}" * 3000, b"\xff\xfe"],
+                         ids=["words", "broken", "nested-3000", "not-utf8"])
+def test_a_line_that_is_not_json_gets_a_parse_error(raw: Raw, line: bytes) -> None:
+    raw.initialize()
+    raw.send_line(line)
+    reply = raw.receive()
+    assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+    raw.send(call(5, "lancedb_version", {}))  # and the session goes on
+    assert raw.receive()["id"] == 5
+
+
+@pytest.mark.parametrize(("line", "expected_id"), [(b'{"foo": 1}', None), (b"[1, 2]", None), (b"42", None),
+                                                   (b'{"jsonrpc": "2.0", "id": 9, "method": 3}', 9)])
+def test_json_that_is_not_json_rpc_gets_invalid_request(raw: Raw, line: bytes, expected_id: Any) -> None:
+    raw.initialize()
+    raw.send_line(line)
+    reply = raw.receive()
+    assert reply["error"]["code"] == -32600 and reply["id"] == expected_id, reply
+
+
+def test_a_call_before_initialize_says_so(raw: Raw) -> None:
+    raw.send(call(1, "lancedb_version", {}))
+    reply = raw.receive()
+    assert reply["id"] == 1 and "initialize" in reply["error"]["message"], reply
+    raw.initialize()
+    raw.send(call(2, "lancedb_version", {}))
+    assert raw.receive()["result"]["isError"] is False
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"query": "refund", "table": "t" * 60_000}, "at most 200 characters"),
+    ({"query": "refund", "textColumn": "tags"}, "list<"),
+], ids=["60KB-table", "list-column"])
+def test_tool_errors_say_what_was_wrong_in_a_bounded_reply(list_db: Path, tmp_path: Path, arguments: dict[str, Any],
+                                                         expected: str) -> None:
+    server = Raw(list_db, tmp_path)
+    try:
+        server.initialize()
+        server.send(call(3, "lancedb_search", arguments))
+        reply = server.receive()
+    finally:
+        server.close()
+    result = reply["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] and expected in text, text
+    assert text != "Error executing tool lancedb_search" and len(text) < 2000, text
+
+
+@pytest.fixture(scope="module")
+def list_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A table with a list column (front-matter tags)."""
+    from lancelot_cli.indexer import index_folder
+
+    root = tmp_path_factory.mktemp("list-db")
+    (root / "docs").mkdir()
+    (root / "docs" / "a.md").write_text("---\ntags: [a, b]\n---\n# Refunds\n\nThe refund policy.\n")
+    index_folder(root / "docs", str(root / "db"))
+    return root / "db"
+
+
+@pytest.mark.anyio
+async def test_unexpected_engine_errors_reach_the_agent_in_process(list_db: Path) -> None:
+    from lancelot_cli.server.app import build_server
+    from lancelot_cli.settings import load
+
+    async with Client(build_server(load(environ={**os.environ, "LANCEDB_PATH": str(list_db)}))) as client:
+        for arguments in ({"query": "refund", "textColumn": "tags"},):
+            result = await client.call_tool("lancedb_search", arguments)
+            text = "".join(getattr(part, "text", "") for part in result.content)
+            assert result.is_error and "list<" in text, text
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_serve_with_a_missing_database_warns_once_on_stderr_and_serves_after_index(tmp_path: Path) -> None:
+    db = tmp_path / "later"
+    server = Raw(db, tmp_path / "cfg")
+    try:
+        server.initialize()
+        server.send(call(1, "lancedb_search", {"query": "refund"}))
+        first = server.receive()
+        subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)], check=True, capture_output=True,
+                       env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")), timeout=120)
+        server.send(call(2, "lancedb_search", {"query": "refund"}))
+        second = server.receive()
+    finally:
+        code, stderr = server.close()
+    assert first["result"]["isError"] and "does not exist" in first["result"]["content"][0]["text"]
+    assert not second["result"]["isError"] and second["result"]["structuredContent"]["count"] > 0, second
+    warnings = [line for line in stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and str(db) in warnings[0] and "lancelot index" in warnings[0], stderr
+    assert code == 0
+
+
+def test_the_warning_comes_at_start_before_any_request(tmp_path: Path) -> None:
+    server = Raw(tmp_path / "nowhere", tmp_path)
+    try:
+        assert server.proc.stderr
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        seen = b""
+        while b"\n" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([server.proc.stderr], [], [], 0.5)
+            if ready:
+                seen += os.read(server.proc.stderr.fileno(), 4096)
+        assert b"warning" in seen and b"nowhere" in seen, seen
+        server.initialize()  # and it serves
+    finally:
+        server.close()
+    assert not (tmp_path / "nowhere").exists()

@@ -25,6 +25,8 @@ from typer.testing import CliRunner
 import lancelot_cli
 from lancelot_cli.cli.app import app
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+from tests.support.calls import text_of
+from tests.support.servers import free_port
 
 COMMANDS = ("serve", "index", "init", "status", "search", "query", "show", "version")
 HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
@@ -54,7 +56,7 @@ def mcp_tool(tool: str, arguments: dict[str, Any]) -> str:
             result = await client.call_tool(tool, arguments)
             assert not result.is_error, result.content
             assert len(result.content) == 1
-            return result.content[0].text
+            return text_of(result)
 
     return anyio.run(call)
 
@@ -377,11 +379,7 @@ def test_error_is_one_line_with_exit_code(tmp_path: Path, sample_db: Path, case:
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port with nothing listening (bound, then released)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_port()
 
 
 @pytest.fixture
@@ -642,7 +640,8 @@ def test_show_prints_the_document_tool_text(monkeypatch: pytest.MonkeyPatch, sam
 def test_show_of_an_unknown_document_is_one_line(sample_db: Path) -> None:
     result = cli("show", "nope.md", "--db", sample_db)
     assert result.exit_code == 1
-    assert result.stderr.count("\n") == 1 and "lancedb_search" in result.stderr
+    # a person is pointed at the command, not at the MCP tool (issue 15: terminal messages spoke MCP)
+    assert result.stderr.count("\n") == 1 and "lancelot search" in result.stderr
 
 
 def test_search_filters_match_the_tool_filters(monkeypatch: pytest.MonkeyPatch, sample_db: Path) -> None:

@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import shlex
-import socket
 import stat
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_confi
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, find_openai_key
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.embed_server import MODEL
+from tests.support.servers import closed_url
 
 ENTER, DOWN, CTRL_C, CLEAR = "\r", "\x1b[B", "\x03", "\x15"
 KEY = "sk-test-0123456789-abcd"  # what the tests type or pipe in as the OpenAI key
@@ -94,13 +94,6 @@ def no_key_anywhere(*texts: str) -> None:
     for text in texts:
         assert KEY not in text and OTHER_KEY not in text
         assert "0123456789" not in text
-
-
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"  # nothing listens there any more: connection refused
 
 
 def configs_in(stdout: str) -> dict[str, Any]:
@@ -244,7 +237,7 @@ def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sampl
     assert stored_settings(isolated_env)["EMBEDDING_MODEL"] == MODEL
     assert stored_settings(isolated_env)["EMBEDDING_DIMENSIONS"] == "32"
 
-    dead = closed_port_url()
+    dead = closed_url()
     keys = (ENTER + ENTER + DOWN + ENTER               # keep folder and table; "Enter a new key"
             + f"{OTHER_KEY}{ENTER}" + "y" + f"{CLEAR}{dead}{ENTER}" + ENTER
             + DOWN * 2 + ENTER)                        # unreachable: "Keep the key anyway"
@@ -367,7 +360,7 @@ def test_yes_keeps_the_current_answers(sample_db, isolated_env):
     result = cli("--yes")
     assert result.exit_code == 1 and "no database folder is set yet" in result.stderr
     cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-        OPENAI_BASE_URL=closed_port_url())  # check fails, --yes stores the key anyway
+        OPENAI_BASE_URL=closed_url())  # check fails, --yes stores the key anyway
     settings_before = files_in(isolated_env)
     result = cli("--yes")
     assert result.exit_code == 0, result.stderr
@@ -399,7 +392,7 @@ def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(case, sampl
     elif case == "wrong model":
         model, expected = "no-such-model", "does not know the model 'no-such-model' (404)"
     else:
-        url, expected = closed_port_url(), "cannot reach"
+        url, expected = closed_url(), "cannot reach"
     args = ["--db", sample_db, "--api-key-stdin", "--base-url", url, "--embedding-model", model]
     started = time.monotonic()
     result = cli(*args, input=f"{KEY}\n")
@@ -470,7 +463,7 @@ def test_the_key_is_in_no_log_even_at_debug(sample_db, isolated_env, embed_serve
 
 def test_no_keychain_means_the_encrypted_file(sample_db, isolated_env):
     result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_port_url())
+                 OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "No OS keychain works here (NoKeyringError)" in result.stderr
     key_file = isolated_env / keyfile.KEY_FILE
@@ -488,7 +481,7 @@ def test_a_working_keychain_gets_the_key_and_no_file_is_written(use_keyring, sam
     backend = use_keyring(MemoryKeyring())
     keyfile.write_key(isolated_env, OTHER_KEY)  # an older key in the file: replaced, not left behind
     result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_port_url())
+                 OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "The key is in the OS keychain." in result.stderr
     assert backend.store == {(KEYRING_SERVICE, KEYRING_USER): KEY}
@@ -499,7 +492,7 @@ def test_a_working_keychain_gets_the_key_and_no_file_is_written(use_keyring, sam
 def test_a_broken_keychain_backend_falls_back_to_the_file(use_keyring, sample_db, isolated_env):
     use_keyring(BrokenKeyring())
     result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_port_url())
+                 OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "(RuntimeError)" in result.stderr and "D-Bus" not in result.stderr
     assert keyfile.read_key(isolated_env) == KEY

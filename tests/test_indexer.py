@@ -477,15 +477,14 @@ def test_index_with_small_chunks(docs: Path, tmp_path: Path) -> None:
     assert_full_fts(db)
 
 
-def test_index_of_empty_folder_makes_empty_table_with_fts(tmp_path: Path) -> None:
+def test_index_of_empty_folder_is_an_error_and_makes_no_table(tmp_path: Path) -> None:
+    """A first run with nothing to index says so (exit 1) rather than making an empty table;
+    tests/test_hostile_input.py checks the messages."""
     src = tmp_path / "empty"
     src.mkdir()
-    report = index_folder(src, str(tmp_path / "db"))
-    assert report.files == report.chunks == 0
-    tbl = open_table(tmp_path / "db")
-    assert tbl.count_rows() == 0
-    assert [i.columns for i in fts_indices(tbl)] == [["text"]]
-    assert tbl.search("anything", query_type="fts").to_list() == []
+    with pytest.raises(IndexingError, match="nothing to index"):
+        index_folder(src, str(tmp_path / "db"))
+    assert not (tmp_path / "db" / f"{TABLE}.lance").exists()
 
 
 def test_index_into_another_table_name(docs: Path, tmp_path: Path) -> None:

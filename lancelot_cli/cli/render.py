@@ -266,6 +266,8 @@ def index_summary(report: dict[str, Any]) -> None:
     err = stderr()
     for item in report["skipped"]:
         err.print(f"[yellow]skipped[/] {escape(item['path'])}: {escape(item['reason'])}")
+    for item in report.get("notes", ()):
+        err.print(f"[yellow]note[/] {escape(item['path'])}: {escape(item['note'])}")
     change = (f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
               if report["committed"] else "no changes")
     err.print(escape(

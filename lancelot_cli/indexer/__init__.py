@@ -17,7 +17,9 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
-from lancelot_cli.indexer.sources import HTML, MAX_FILE_BYTES, Document, SourceError, read_document, walk
+from lancelot_cli.indexer.sources import (
+    HTML, MAX_FILE_BYTES, Document, SourceError, nothing_readable, nothing_to_index, read_document, scan,
+)
 from lancelot_cli.storage.schema import (
     CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
     is_local, local_path,
@@ -50,6 +52,7 @@ class IndexReport:
     embedded: int = 0
     truncated: int = 0
     without_vectors: int = 0
+    notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class IndexReport:
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
             "withoutVectors": self.without_vectors,
+            "notes": [{"path": p, "note": n} for p, n in self.notes],
         }
 
 
@@ -183,6 +187,16 @@ def _stat(path: Path) -> tuple[int | None, int | None]:
     return info.st_size, info.st_mtime_ns
 
 
+def _cap_front_matter(writer: Any, rows: list[dict[str, Any]], full: bool, report: IndexReport) -> None:
+    """Keep the table within ``MAX_META_COLUMNS`` front-matter columns (notes name the keys dropped);
+    a full run (``--rebuild``) also drops the columns no file carries any more."""
+    from lancelot_cli.indexer.meta_columns import cap, meta_keys
+
+    report.notes.extend(cap(rows, set() if full else writer.front_matter_columns()))
+    if full and writer.exists:
+        writer.drop_front_matter_columns({key for row in rows for key in meta_keys(row)})
+
+
 def index_folder(
     source: Path | str,
     database: str,
@@ -231,7 +245,10 @@ def index_folder(
         embedding = embed is not None and bool(model)
         full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))
         state = {} if full else writer.file_state()
-        paths = walk(root, normalise_extensions(extensions))
+        found = scan(root, normalise_extensions(extensions))
+        paths = found.paths
+        if not paths and not writer.exists:  # a first run that would make an empty table: say why
+            raise IndexingError(nothing_to_index(root, found))
         stats = {rel: _stat(root / rel) for rel in paths}
         todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
         scope = {rel for rel in state if rel not in stats}  # deleted files
@@ -242,10 +259,15 @@ def index_folder(
             else:
                 scope.add(rel)
                 rows.extend(rows_for(result, chunk_size, stats[rel]))
+                report.notes.extend((rel, note) for note in result.notes)
             if progress:
                 progress(rel, done, len(todo))
         report.read = len(todo) - len(report.skipped)
         report.files = len(paths) - len(report.skipped)
+        if not rows and not writer.exists:
+            raise IndexingError(nothing_readable(root, report.skipped))
+        report.skipped[:0] = found.skipped  # links not followed, folders that cannot be read
+        _cap_front_matter(writer, rows, full, report)
         dimension = None
         if embedding:
             report.embedded, report.truncated, dimension = embed_rows(rows, embed, writer.reusable_vectors(model),  # type: ignore[arg-type]

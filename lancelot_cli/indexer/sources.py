@@ -14,6 +14,7 @@ import re
 import shutil
 import stat
 import subprocess
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,28 +46,75 @@ class Document:
     digest: str = ""  # sha256 of the file's bytes (first 16 hex digits)
     kind: str = "text"  # "markdown", "text", "html" or "code"
     meta: dict[str, Any] = field(default_factory=dict)  # front matter, as table columns
+    notes: tuple[str, ...] = ()  # what the reader should know: e.g. a page indexed only in part
 
 
 class SourceError(Exception):
     """A file that cannot be read or parsed; the message says why."""
 
 
-def walk(root: Path, extra: frozenset[str] = frozenset()) -> list[str]:
-    """Relative paths (forward slashes, sorted) of the documents under ``root``.
+@dataclass
+class Scan:
+    """What a walk of the folder found: the documents, what it left out and why."""
+
+    paths: list[str] = field(default_factory=list)  # relative, forward slashes, sorted
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
+    other: Counter[str] = field(default_factory=Counter)  # suffix -> files of a kind not indexed
+
+
+OUTSIDE_LINK = "a link to a file outside the folder: not indexed (copy the file in to index it)"
+FOLDER_LINK = "a link to a folder: links to folders are not followed"
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when ``path``, links resolved (chains, ``../``), is inside ``root`` (links resolved too)."""
+    return os.path.realpath(path).startswith(os.path.join(os.path.realpath(root), ""))
+
+
+def scan(root: Path, extra: frozenset[str] = frozenset()) -> Scan:
+    """Walk ``root``: the documents to index, and what was left out and why.
 
     Names starting with a dot are skipped, folders and files alike; ``extra`` adds extensions
-    (".py", ...). In a git work tree, what ``.gitignore`` excludes is left out too.
+    (".py", ...). In a git work tree, what ``.gitignore`` excludes is left out too. Links to
+    folders are not followed; a link to a file is indexed only when its target is inside
+    ``root`` (else anything readable, /etc/passwd or a key, would be served). Folders that
+    cannot be read are listed, not silently passed over.
     """
     wanted = EXTENSIONS | extra
+    result = Scan()
     found = []
-    for folder, dirs, files in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:
+        rel = Path(exc.filename or root).relative_to(root).as_posix() if exc.filename else "."
+        result.skipped.append((f"{rel}/", f"cannot read folder: {exc.strerror or exc}"))
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
+        for name in dirs:
+            if not name.startswith(".") and os.path.islink(os.path.join(folder, name)):
+                result.skipped.append((f"{Path(folder, name).relative_to(root).as_posix()}/", FOLDER_LINK))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
-            if name.startswith(".") or Path(name).suffix.lower() not in wanted:
+            if name.startswith("."):
                 continue
-            found.append(Path(folder, name).relative_to(root).as_posix())
+            suffix = Path(name).suffix.lower()
+            if suffix not in wanted:
+                result.other[suffix or "(no extension)"] += 1
+                continue
+            path = Path(folder, name)
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink() and not inside(root, path):
+                result.skipped.append((rel, OUTSIDE_LINK))
+                continue
+            found.append(rel)
     ignored = git_ignored(root, found)
-    return sorted(p for p in found if p not in ignored)
+    result.paths = sorted(p for p in found if p not in ignored)
+    result.skipped.sort()
+    return result
+
+
+def walk(root: Path, extra: frozenset[str] = frozenset()) -> list[str]:
+    """Relative paths (forward slashes, sorted) of the documents under ``root`` (see ``scan``)."""
+    return scan(root, extra).paths
 
 
 def git_ignored(root: Path, paths: list[str]) -> set[str]:
@@ -110,15 +158,29 @@ def _decode(raw: bytes, rel: str) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
+# libxml2 stops building the tree at this depth (its default limit) and drops what lies deeper.
+HTML_MAX_DEPTH = 256
+TOO_DEEP = f"the page nests elements more than {HTML_MAX_DEPTH} deep and the HTML parser drops the text below that"
+
+
 def html_to_text(html: str) -> tuple[str | None, str]:
     """(title, main text) of an HTML page."""
+    title, text, _ = _html_to_text(html)
+    return title, text
+
+
+def _html_to_text(html: str) -> tuple[str | None, str, bool]:
+    """(title, main text, True when the page was nested too deeply to be read whole)."""
     import trafilatura
     from lxml import html as lxml_html
 
     title = None
     tree = None
+    truncated = False
     try:
-        tree = lxml_html.fromstring(html)
+        parser = lxml_html.HTMLParser()
+        tree = lxml_html.fromstring(html, parser=parser)
+        truncated = any("Excessive depth" in error.message for error in parser.error_log)
     except Exception:  # lxml rejects some broken pages outright; trafilatura may still cope
         tree = None
     if tree is not None:
@@ -137,32 +199,40 @@ def html_to_text(html: str) -> tuple[str | None, str]:
         for bad in tree.xpath("//script|//style|//noscript|//template"):
             bad.drop_tree()
         text = "\n\n".join(" ".join(p.split()) for p in tree.text_content().split("\n\n") if p.strip())
-    return title, text
+    return title, text, truncated
 
 
 def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Document:
     """Read one file into a ``Document``. Raises ``SourceError`` with a reason."""
     path = root / rel
+    real = Path(os.path.realpath(path))  # read the target checked, not a link swapped in meanwhile
+    if not inside(root, real):  # checked again here: the link may have changed since the walk
+        raise SourceError(OUTSIDE_LINK)
     try:
-        info = path.stat()
+        info = real.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the run
             raise SourceError("not a regular file")
         if info.st_size > max_bytes:
             raise SourceError(f"larger than {max_bytes:,} bytes (--max-file-size to change)")
-        raw = path.read_bytes()
+        raw = real.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     text = _decode(raw, rel)
     digest = hashlib.sha256(raw).hexdigest()[:16]
     suffix = path.suffix.lower()
     meta: dict[str, Any] = {}
+    notes: list[str] = []
     title: str | None
     if suffix in HTML:
         kind = "html"
         try:
-            title, text = html_to_text(text)
+            title, text, truncated = _html_to_text(text)
         except Exception as exc:  # a page that breaks the parser is skipped, the run goes on
             raise SourceError(f"cannot parse HTML: {type(exc).__name__}: {exc}") from None
+        if truncated:  # never index a page as its title alone without saying so
+            if text.strip() in ("", title):
+                raise SourceError(f"no text found: {TOO_DEEP}; flatten the page or convert it to Markdown")
+            notes.append(f"indexed in part: {TOO_DEEP}")
     elif suffix in MARKDOWN or suffix in TEXT:  # text files may use Markdown headings too
         kind = "markdown" if suffix in MARKDOWN else "text"
         if kind == "markdown":
@@ -177,4 +247,27 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         kind, title = "code", rel
     if not text.strip():
         raise SourceError("no text found")
-    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta))
+    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes))
+
+
+def nothing_to_index(root: Path, found: Scan) -> str:
+    """Why a first run found no document to index, and what to do: one line."""
+    kinds = " ".join(sorted(EXTENSIONS))
+    total = sum(found.other.values())
+    folders = [rel for rel, reason in found.skipped if reason.startswith("cannot read folder")]
+    unread = f"; could not read {len(folders)} folder(s): {', '.join(folders[:5])}" if folders else ""
+    links = sum(1 for _, reason in found.skipped if reason in (OUTSIDE_LINK, FOLDER_LINK))
+    linked = f"; {links} link(s) not followed" if links else ""
+    if not total:
+        return (f"nothing to index in {root}: it holds no files (names starting with a dot are skipped){unread}"
+                f"{linked}; give the folder of your documents")
+    counts = ", ".join(f"{n} {suffix}" for suffix, n in found.other.most_common(6))
+    more = ", ..." if len(found.other) > 6 else ""
+    return (f"nothing to index in {root}: found {total} file(s), none of a supported kind ({kinds}): "
+            f"{counts}{more}{unread}{linked}; convert them, or use --ext to add source-code extensions")
+
+
+def nothing_readable(root: Path, skipped: list[tuple[str, str]]) -> str:
+    """Why a first run whose documents were all skipped wrote nothing: one line."""
+    shown = "; ".join(f"{rel}: {reason}" for rel, reason in skipped[:3]) + ("; ..." if len(skipped) > 3 else "")
+    return f"nothing indexed from {root}: none of its {len(skipped)} document(s) could be read ({shown})"

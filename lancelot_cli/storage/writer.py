@@ -257,6 +257,19 @@ class TableWriter:
         if new:
             self._tbl.add_columns([pa.field(key, _infer_type(row.get(key) for row in rows)) for key in new])
 
+    def front_matter_columns(self) -> set[str]:
+        """The table's columns that front matter added (all but the indexer's own)."""
+        return set() if self._tbl is None else set(self._tbl.schema.names) - _OWN_COLUMNS
+
+    def drop_front_matter_columns(self, keep: set[str]) -> list[str]:
+        """Drop the front-matter columns not in ``keep`` (``--rebuild``: keys no file has any more,
+        or that the column cap leaves out, go with their columns). One commit; returns their names."""
+        stale = sorted(self.front_matter_columns() - keep)
+        if stale:
+            with _guard("write", self.db_uri, self.name):
+                self._tbl.drop_columns(stale)
+        return stale
+
     def _replace_vector_column(self, model: str, dimension: int) -> None:
         import pyarrow as pa
 

@@ -11,6 +11,18 @@ class LancelotError(Exception):
     """Base class. ``exit_code`` 1 is a user error (SPEC §2); 2 is kept for usage errors."""
 
     exit_code = 1
+    # What to do next, as a key each surface words its own way ("use lancedb_search" for an agent,
+    # "run `lancelot search`" for a person); the message itself stays neutral. See ``worded``.
+    hint: str | None = None
+
+    def __init__(self, message: str = "", *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+    def worded(self, hints: dict[str, str]) -> str:
+        """The message followed by this surface's wording of the hint (nothing for an unknown key)."""
+        return str(self) + (hints.get(self.hint, "") if self.hint else "")
 
 
 class ConfigError(LancelotError):

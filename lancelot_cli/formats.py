@@ -1,11 +1,5 @@
-"""One JSON form for replies, shared by the MCP tools and `--json`, so both print the same bytes."""
+"""Kept for older imports only: the JSON form lives in ``lancelot_cli.wire`` (use that)."""
 
-from __future__ import annotations
+from lancelot_cli.wire import to_json
 
-import json
-from typing import Any
-
-
-def to_json(data: Any) -> str:
-    """Compact JSON, UTF-8 kept as is (fewer tokens for an agent, still valid for `jq`)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+__all__ = ["to_json"]

@@ -1,4 +1,7 @@
-"""Pure helpers for text hits: the query's words, the share of them a text contains, snippets."""
+"""Pure helpers for text hits: the query's words, the share of them a text contains, snippets.
+
+A query is split into words one way (``_tokens``), for the engine's ranking and the terminal's
+highlighting alike."""
 
 from __future__ import annotations
 
@@ -10,17 +13,21 @@ STOP_WORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
     "they this to was will with".split()
 )
-_EDGE_ID = "\"'`.,;:!?()[]{}<>"
 _CONNECTED = re.compile(r"[A-Za-z0-9][_\-.:/#][A-Za-z0-9]|[a-z][A-Z]")
 _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’"
+
+
+def _tokens(query: str) -> list[str]:
+    """The query's white-space separated tokens, surrounding punctuation stripped, case kept."""
+    return [token for token in (raw.strip(_EDGE_PUNCT) for raw in query.split()) if token]
 
 
 def query_words(query: str) -> list[str]:
     """Case-folded words of the query, surrounding punctuation stripped, duplicates dropped."""
     seen: dict[str, None] = {}
-    for raw in query.casefold().split():
-        word = raw.strip(_EDGE_PUNCT)
-        if word and any(ch.isalnum() for ch in word):
+    for token in _tokens(query):
+        word = token.casefold()
+        if any(ch.isalnum() for ch in word):
             seen.setdefault(word, None)
     return list(seen)
 
@@ -71,9 +78,4 @@ def only_stop_words(words: list[str]) -> bool:
 def identifier_tokens(query: str) -> list[str]:
     """Query tokens that look like identifiers: joined by _ - . : / # (MAX_SAVED, DEC-0054,
     2025-06-18, v1.2) or camelCase (createClient); case-folded."""
-    found = []
-    for raw in query.split():
-        token = raw.strip(_EDGE_ID)
-        if _CONNECTED.search(token):
-            found.append(token.casefold())
-    return found
+    return [token.casefold() for token in _tokens(query) if _CONNECTED.search(token)]

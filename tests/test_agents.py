@@ -31,6 +31,7 @@ from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
+from tests.test_engine import wired
 
 
 @pytest.fixture
@@ -47,8 +48,8 @@ def _server(db: Path | None) -> Any:
     return build_server(_settings(db))
 
 
-def _engine(db: Path) -> Engine:
-    return Engine(_settings(db))
+def _engine(db: Path) -> wired:
+    return wired(Engine(_settings(db)))
 
 
 def _text(result: Any) -> str:

@@ -29,6 +29,7 @@ from lancelot_cli.errors import (
 )
 from lancelot_cli.settings import load
 from lancelot_cli.textmatch import matched_share, query_words, snippet
+from lancelot_cli.wire import to_wire
 from tests.conftest import SAMPLE_DOCS
 from tests.support.embed_server import MODEL, embed
 
@@ -39,13 +40,26 @@ _PUNCT = "\"'`.,;:!?()[]{}<>"
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def make_engine(monkeypatch: pytest.MonkeyPatch, db: Path | str | None, **env: str) -> Engine:
+class wired:  # noqa: N801 (reads like a function at the call sites)
+    """An engine whose replies are read as agents and `--json` get them (``wire.to_wire`` of the
+    models it returns), so the assertions below check the published JSON shape."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.settings = engine.settings
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.engine, name)
+        return lambda *args, **kwargs: to_wire(call(*args, **kwargs))
+
+
+def make_engine(monkeypatch: pytest.MonkeyPatch, db: Path | str | None, **env: str) -> Any:
     """An engine built the way the server builds it: ``Engine(load())`` over the environment."""
     if db is not None:
         monkeypatch.setenv("LANCEDB_PATH", str(db))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    return Engine(load())
+    return wired(Engine(load()))
 
 
 def words_of(query: str) -> list[str]:
@@ -258,7 +272,7 @@ def test_substring_query_without_words(monkeypatch, anythingllm_db):
 
 def test_explicit_vector_without_key_falls_back_with_note(monkeypatch, vector_env):
     monkeypatch.delenv("OPENAI_API_KEY")
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     for asked in ("vector", "hybrid"):
         reply = engine.search("refund policy", search_type=asked)
         assert reply["searchType"] == "text"
@@ -278,7 +292,7 @@ def test_auto_without_key_is_text_without_note(monkeypatch, vector_db):
 
 
 def test_explicit_vector_on_table_without_vectors(monkeypatch, vector_env):
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     reply = engine.search("refund policy", search_type="vector", table="textonly")
     assert reply["searchType"] == "text"
     assert reply["table"] == "textonly"
@@ -296,7 +310,7 @@ def test_explicit_vector_on_table_without_vectors(monkeypatch, vector_env):
 
 
 def test_auto_on_table_without_vectors_is_plain_text(monkeypatch, vector_env):
-    reply = Engine(load()).search("refund policy", table="textonly")
+    reply = wired(Engine(load())).search("refund policy", table="textonly")
     assert reply["searchType"] == "text"
     assert "note" not in reply
     assert vector_env.requests == 0
@@ -305,7 +319,7 @@ def test_auto_on_table_without_vectors_is_plain_text(monkeypatch, vector_env):
 def test_vector_search_orders_by_true_distance(monkeypatch, vector_env, vector_db):
     import numpy as np
 
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     query = "lost parcel carrier claim"
     reply = engine.search(query, search_type="vector", limit=5)
     assert reply["searchType"] == "vector"
@@ -329,7 +343,7 @@ def test_vector_search_orders_by_true_distance(monkeypatch, vector_env, vector_d
 
 @pytest.mark.parametrize(("asked", "kind", "ranking"), [("hybrid", "hybrid", "rrf"), ("auto", "hybrid", "rrf")])
 def test_hybrid_with_key(monkeypatch, vector_env, asked, kind, ranking):
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     reply = engine.search("lost parcel DEC-0054", search_type=asked, limit=4)
     assert reply["searchType"] == kind
     assert reply["ranking"] == ranking
@@ -364,7 +378,7 @@ def test_auto_with_key_but_no_fts_index_is_vector(monkeypatch, vector_env, tmp_p
 
 def test_embedding_endpoint_500_falls_back_to_text(monkeypatch, vector_env):
     vector_env.fail_next = [500, 500, 500, 500]
-    reply = Engine(load()).search("refund policy", search_type="vector")
+    reply = wired(Engine(load())).search("refund policy", search_type="vector")
     assert reply["searchType"] == "text"
     assert reply["ranking"] == "bm25"
     assert "vector search failed" in reply["note"]
@@ -376,7 +390,7 @@ def test_embedding_endpoint_500_falls_back_to_text(monkeypatch, vector_env):
 @pytest.mark.parametrize("asked", ["vector", "auto"])
 def test_embedding_key_rejected_falls_back_to_text(monkeypatch, vector_env, asked):
     vector_env.api_key = "sk-the-right-one"
-    reply = Engine(load()).search("refund policy", search_type=asked)
+    reply = wired(Engine(load())).search("refund policy", search_type=asked)
     assert reply["searchType"] == "text"
     assert "401" in reply["note"]
     assert "OPENAI_API_KEY" in reply["note"]
@@ -391,7 +405,7 @@ def test_embedding_endpoint_unreachable_falls_back(monkeypatch, vector_env):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-    reply = Engine(load()).search("refund policy", search_type="vector")
+    reply = wired(Engine(load())).search("refund policy", search_type="vector")
     assert reply["searchType"] == "text"
     assert "OPENAI_BASE_URL" in reply["note"]
 
@@ -399,7 +413,7 @@ def test_embedding_endpoint_unreachable_falls_back(monkeypatch, vector_env):
 def test_stored_model_differs_from_embedding_model(monkeypatch, vector_env):
     vector_env.models.add("other-embed")
     monkeypatch.setenv("EMBEDDING_MODEL", "other-embed")
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     for asked in ("vector", "hybrid", "auto"):
         reply = engine.search("refund policy", search_type=asked)
         assert reply["searchType"] == "text", asked
@@ -409,7 +423,7 @@ def test_stored_model_differs_from_embedding_model(monkeypatch, vector_env):
 
 def test_vector_size_mismatch(monkeypatch, vector_env):
     vector_env.dimension = 8
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     with pytest.raises(VectorMismatchError) as info:
         engine.search("refund policy", search_type="vector")
     message = str(info.value)
@@ -481,7 +495,7 @@ def test_missing_text_column_lists_columns(monkeypatch, sample_db):
 def test_no_database_configured(monkeypatch, value):
     if value is not None:
         monkeypatch.setenv("LANCEDB_PATH", value)
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     with pytest.raises(ConfigError, match="LANCEDB_PATH"):
         engine.search("refund")
     with pytest.raises(ConfigError):
@@ -518,7 +532,7 @@ def test_queries_without_content_words_find_nothing(monkeypatch, sample_db, quer
 
 
 def test_empty_query_with_key_does_not_call_endpoint(monkeypatch, vector_env):
-    reply = Engine(load()).search("   ", search_type="auto")
+    reply = wired(Engine(load())).search("   ", search_type="auto")
     assert reply["count"] == 0
     assert vector_env.requests == 0
 
@@ -565,8 +579,8 @@ QUESTIONS = ["how do refunds work", "lost parcel", "kayak rental deposit", "gift
 
 def test_query_respects_budget_and_rank_order(sample_db):
     config = os.environ["LANCELOT_CONFIG_DIR"]
-    engine = Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}),
-                    find_key=lambda: None)
+    engine = wired(Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}),
+                          find_key=lambda: None))
     retrieved: dict[tuple[str, int], list[str]] = {}
 
     @hsettings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -634,7 +648,7 @@ def test_query_default_budget_comes_from_settings(monkeypatch, sample_db):
 @pytest.mark.parametrize("budget", [0, 1, 199, -5, True, "8000", 500.0])
 def test_query_budget_too_small(monkeypatch, sample_db, budget):
     engine = make_engine(monkeypatch, sample_db)
-    with pytest.raises(InvalidArgumentError, match="contextBudget"):
+    with pytest.raises(InvalidArgumentError, match="context budget"):
         engine.query("refunds", context_budget=budget)
 
 
@@ -645,14 +659,14 @@ def test_query_minimum_budget_is_accepted(monkeypatch, sample_db):
 
 def test_query_carries_the_fallback_note(monkeypatch, vector_env):
     vector_env.api_key = "sk-the-right-one"
-    reply = Engine(load()).query("lost parcel claim")
+    reply = wired(Engine(load())).query("lost parcel claim")
     assert reply["searchType"] == "text"
     assert "401" in reply["note"]
     assert "401" in reply["context"]
 
 
 def test_query_with_key_uses_hybrid(monkeypatch, vector_env):
-    reply = Engine(load()).query("lost parcel claim", context_budget=3000)
+    reply = wired(Engine(load())).query("lost parcel claim", context_budget=3000)
     assert (reply["searchType"], reply["ranking"]) == ("hybrid", "rrf")
     assert "Shipping and delivery" in reply["context"]
 
@@ -757,7 +771,7 @@ def test_status_without_fts_index(monkeypatch, anythingllm_db):
 
 def test_status_reports_key_source_not_key(monkeypatch, vector_env):
     monkeypatch.setenv("EMBEDDING_DIMENSIONS", "32")
-    status = Engine(load()).status()
+    status = wired(Engine(load())).status()
     assert status["embeddings"]["available"] is True
     assert status["embeddings"]["keySource"] == "env"
     assert status["embeddings"]["model"] == MODEL
@@ -802,7 +816,7 @@ def test_status_missing_database_does_not_raise(monkeypatch, tmp_path):
 
 
 def test_status_without_database_configured(monkeypatch):
-    status = Engine(load()).status()
+    status = wired(Engine(load())).status()
     assert status["connection"]["ok"] is False
     assert "LANCEDB_PATH" in status["connection"]["error"]
 
@@ -810,7 +824,7 @@ def test_status_without_database_configured(monkeypatch):
 def test_version():
     from importlib import metadata
 
-    info = Engine(load()).version(protocol_version="2025-06-18")
+    info = wired(Engine(load())).version(protocol_version="2025-06-18")
     assert info["version"] == lancelot_cli.__version__
     assert info["mcpProtocolVersion"] == "2025-06-18"
     assert set(info["features"]["searchTypes"]) == {"auto", "text", "vector", "hybrid"}
@@ -827,7 +841,7 @@ def test_engine_never_writes(monkeypatch, vector_env, vector_db, anythingllm_db,
     from tests.conftest import hash_tree
 
     before = hash_tree(vector_db), hash_tree(anythingllm_db), hash_tree(sample_db)
-    engine = Engine(load())
+    engine = wired(Engine(load()))
     for asked in ("auto", "text", "vector", "hybrid"):
         engine.search("refund policy", search_type=asked)
         engine.search("refund policy", search_type=asked, table="textonly")

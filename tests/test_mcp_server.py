@@ -276,8 +276,10 @@ def test_server_code_has_no_write_calls() -> None:
                         r"drop_table|drop_index|cleanup_old_versions|compact_files|rename_table|add_columns|"
                         r"drop_columns|alter_columns|update_field_metadata|restore)\("
                         r"|\b(?:_?table|tbl|_?db|self\._table|self\._db)\.(?:add|delete|update)\(")
-    read_side = [*sorted((REPO / "lancelot_cli" / "server").glob("*.py")), REPO / "lancelot_cli" / "engine.py",
-                 REPO / "lancelot_cli" / "storage" / "reader.py"]
+    storage = REPO / "lancelot_cli" / "storage"
+    read_side = [*sorted((REPO / "lancelot_cli" / "server").glob("*.py")),
+                 *sorted((REPO / "lancelot_cli" / "engine").glob("*.py")),
+                 *(storage / name for name in ("reader.py", "facts.py", "filters.py"))]
     offenders = [f"{path.name}:{n}" for path in read_side
                  for n, line in enumerate(path.read_text().splitlines(), 1)
                  if writes.search(line.split("#")[0])]

@@ -23,6 +23,7 @@ from lancelot_cli.providers import OpenAIEmbedder
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, hash_tree
 from tests.support.embed_server import MODEL, EmbedServer
+from tests.test_engine import wired
 
 SNIPPET_MAX = 310
 
@@ -56,11 +57,11 @@ def write_docs(root: Path, docs: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def engine_for(db: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Engine:
+def engine_for(db: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> wired:
     monkeypatch.setenv("LANCEDB_PATH", str(db))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    return Engine(load())
+    return wired(Engine(load()))
 
 
 def sha_of_tree(root: Path) -> str:
@@ -125,7 +126,7 @@ def test_query_without_searchable_words_gives_no_hits_and_no_error(query: str, s
 
 
 def test_empty_query_with_vectors_gives_no_hits(vector_env: EmbedServer) -> None:
-    reply = Engine(load()).search("", search_type="auto")
+    reply = wired(Engine(load())).search("", search_type="auto")
     assert reply["count"] == 0
 
 

@@ -5,13 +5,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
-from lancelot_cli.formats import to_json
+from lancelot_cli.errors import LancelotError
+from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.models import SEARCH_TYPES
+from lancelot_cli.wire import to_json
+
+T = TypeVar("T")
+
+# How a person is told what to do next after an engine error (``LancelotError.hint``).
+HINTS = {
+    "text_column": " (pass --text-column or set LANCEDB_TEXT_COLUMN)",
+    "vector_column": " (pass --vector-column or set LANCEDB_VECTOR_COLUMN)",
+    "find_ids": "; run `lancelot search` to find ids (shown as SOURCE#N)",
+    "find_source": " (run `lancelot search` to find one)",
+}
 
 STATUS_HELP = ("Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
                "one, when each was last written) and every setting with where it came from (flag, environment, "
@@ -56,17 +71,23 @@ def parse_filters(values: list[str] | None) -> dict[str, object] | None:
     return {column: vals[0] if len(vals) == 1 else vals for column, vals in found.items()}
 
 
-class SearchType(str, Enum):
-    auto = "auto"
-    text = "text"
-    vector = "vector"
-    hybrid = "hybrid"
+SearchType = Enum("SearchType", {name: name for name in SEARCH_TYPES}, type=str)  # type: ignore[misc]
 
 
 def _engine(ctx: typer.Context, db: str | None):  # type: ignore[no-untyped-def]
     from lancelot_cli.engine import Engine
 
     return Engine(load_settings(ctx, db))
+
+
+def _ask(call: Callable[[], T]) -> T:
+    """Run an engine call; its error's hint worded for a person (the CLI's boundary prints it)."""
+    try:
+        return call()
+    except LancelotError as exc:
+        if exc.hint is None:
+            raise
+        raise type(exc)(exc.worded(HINTS)) from None
 
 
 def search(
@@ -76,7 +97,7 @@ def search(
     search_type: Annotated[SearchType, typer.Option(
         "--type", help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
                        "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.")
-    ] = SearchType.auto,
+    ] = SearchType.auto,  # type: ignore[attr-defined]
     table: Table = None,
     text_column: Annotated[str | None, typer.Option("--text-column", metavar="COLUMN",
                                                     help="Column holding the text [default: LANCEDB_TEXT_COLUMN "
@@ -96,9 +117,9 @@ def search(
     if json_out and jsonl_out:
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     engine = _engine(ctx, db)
-    reply = engine.search(query, limit=limit, search_type=search_type.value, table=table,
-                          text_column=text_column, vector_column=vector_column, path_prefix=path_prefix,
-                          filters=parse_filters(filters))
+    reply = _ask(lambda: engine.search(query, limit=limit, search_type=search_type.value, table=table,
+                                       text_column=text_column, vector_column=vector_column,
+                                       path_prefix=path_prefix, filters=parse_filters(filters)))
     from lancelot_cli.cli import render
 
     if json_out:
@@ -113,7 +134,7 @@ def query(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION",
                                             show_default=False)],
-    budget: Annotated[int | None, typer.Option("--budget", "-b", min=200, metavar="CHARS",
+    budget: Annotated[int | None, typer.Option("--budget", "-b", min=MIN_BUDGET, metavar="CHARS",
                                                help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
                                                show_default=False)] = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
@@ -125,8 +146,8 @@ def query(
     db: Db = None,
 ) -> None:
     engine = _engine(ctx, db)
-    reply = engine.query(question, context_budget=budget, warm_start=warm_start, table=table, limit=limit,
-                         path_prefix=path_prefix, filters=parse_filters(filters))
+    reply = _ask(lambda: engine.query(question, context_budget=budget, warm_start=warm_start, table=table,
+                                      limit=limit, path_prefix=path_prefix, filters=parse_filters(filters)))
     if json_out:
         typer.echo(to_json(reply))
     else:
@@ -150,7 +171,7 @@ def status(
         from lancelot_cli.cli import render
 
         render.status_reply(reply, engine.settings)
-    if not reply["connection"]["ok"]:
+    if not reply.connection.ok:
         raise typer.Exit(1)
 
 
@@ -163,7 +184,7 @@ def version(ctx: typer.Context, json_out: Json = False) -> None:
     if json_out:
         typer.echo(to_json(reply))
     else:
-        typer.echo(f"lancelot {reply['version']} (MCP protocol {reply['mcpProtocolVersion']})")
+        typer.echo(f"lancelot {reply.version} (MCP protocol {reply.mcp_protocol_version})")
 
 
 def show(
@@ -171,9 +192,9 @@ def show(
     source: Annotated[str, typer.Argument(help="A document's path as search shows it, or SOURCE#N for the chunks "
                                                "around chunk N (a hit's id).", metavar="SOURCE[#N]",
                                           show_default=False)],
-    before: Annotated[int, typer.Option("--before", min=0, max=200, help="Chunks before chunk N.")] = 2,
-    after: Annotated[int, typer.Option("--after", min=0, max=200, help="Chunks after chunk N.")] = 2,
-    budget: Annotated[int | None, typer.Option("--budget", "-b", min=200, metavar="CHARS",
+    before: Annotated[int, typer.Option("--before", min=0, max=MAX_LIMIT, help="Chunks before chunk N.")] = 2,
+    after: Annotated[int, typer.Option("--after", min=0, max=MAX_LIMIT, help="Chunks after chunk N.")] = 2,
+    budget: Annotated[int | None, typer.Option("--budget", "-b", min=MIN_BUDGET, metavar="CHARS",
                                                help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
                                                show_default=False)] = None,
     table: Table = None,
@@ -183,12 +204,13 @@ def show(
     engine = _engine(ctx, db)
     base, sep, number = source.rpartition("#")
     if sep and number.isdigit():
-        reply = engine.document(chunk_id=source, before=before, after=after, context_budget=budget, table=table)
+        reply = _ask(lambda: engine.document(chunk_id=source, before=before, after=after, context_budget=budget,
+                                             table=table))
     else:
-        reply = engine.document(source, context_budget=budget, table=table)
+        reply = _ask(lambda: engine.document(source, context_budget=budget, table=table))
     if json_out:
         typer.echo(to_json(reply))
     else:
         from lancelot_cli.cli import render
 
-        render.context_block({**reply, "leftOut": reply["cut"]})
+        render.document(reply)

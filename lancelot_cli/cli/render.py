@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.textmatch import query_words
@@ -64,7 +65,7 @@ def _score(value: Any) -> str:
 # -- search --------------------------------------------------------------------------------------------
 
 
-def search_reply(reply: dict[str, Any]) -> None:
+def search_reply(reply: SearchResult) -> None:
     """Hits: a table on a wide terminal, a stacked list on a narrow one, plain blocks when piped.
 
     The source is printed as the table has it: a path relative to the folder that was indexed. The
@@ -73,24 +74,24 @@ def search_reply(reply: dict[str, Any]) -> None:
     """
     out = stdout()
     err = stderr()
-    how = f"{reply['searchType']} search, ranked by {reply['ranking']}"
-    if reply.get("note"):
-        err.print(f"[yellow]note:[/] {escape(reply['note'])}")
-    if not reply["hits"]:
-        err.print(escape(f"No matches for {reply['query']!r} in table {reply['table']!r} ({how})."))
+    how = f"{reply.search_type} search, ranked by {reply.ranking}"
+    if reply.note:
+        err.print(f"[yellow]note:[/] {escape(reply.note)}")
+    if not reply.hits:
+        err.print(escape(f"No matches for {reply.query!r} in table {reply.table!r} ({how})."))
         return
-    words = query_words(reply["query"])
+    words = query_words(reply.query)
     if not out.is_terminal:
-        _search_plain(out, reply["hits"])
+        _search_plain(out, reply.hits)
     elif out.width >= WIDE:
-        _search_table(out, reply["hits"], words)
+        _search_table(out, reply.hits, words)
     else:
-        _search_list(out, reply["hits"], words)
-    count = reply["count"]
-    err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply['table']!r} ({how})."), style="dim")
+        _search_list(out, reply.hits, words)
+    count = reply.count
+    err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply.table!r} ({how})."), style="dim")
 
 
-def _search_table(out: Console, hits: list[dict[str, Any]], words: list[str]) -> None:
+def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
     table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
@@ -98,69 +99,78 @@ def _search_table(out: Console, hits: list[dict[str, Any]], words: list[str]) ->
     table.add_column("snippet", ratio=3)
     for rank, hit in enumerate(hits, start=1):
         where = Text()
-        where.append(_one_line(hit["title"]), style="bold")
+        where.append(_one_line(hit.title), style="bold")
         where.append("\n")
-        where.append(hit["source"], style="cyan")
-        table.add_row(str(rank), _score(hit["score"]), where, _highlight(_one_line(hit["snippet"]), words))
+        where.append(hit.source, style="cyan")
+        table.add_row(str(rank), _score(hit.score), where, _highlight(_one_line(hit.snippet), words))
     out.print(table)
 
 
-def _search_list(out: Console, hits: list[dict[str, Any]], words: list[str]) -> None:
+def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", style="dim", no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(ratio=1)
     for rank, hit in enumerate(hits, start=1):
         body = Text()
-        body.append(_one_line(hit["title"]), style="bold")
+        body.append(_one_line(hit.title), style="bold")
         body.append("\n")
-        body.append(hit["source"], style="cyan")
+        body.append(hit.source, style="cyan")
         body.append("\n")
-        body.append_text(_highlight(_one_line(hit["snippet"]), words))
+        body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
             body.append("\n")
-        grid.add_row(f"{rank}.", _score(hit["score"]), body)
+        grid.add_row(f"{rank}.", _score(hit.score), body)
     out.print(grid)
 
 
-def _search_plain(out: Console, hits: list[dict[str, Any]]) -> None:
+def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
         if rank > 1:
             lines.append("")
-        lines.append(f"{rank}. {_one_line(hit['title'])}  ({hit['source']}, score {_score(hit['score'])})")
-        lines.append(f"   {_one_line(hit['snippet'])}")
+        lines.append(f"{rank}. {_one_line(hit.title)}  ({hit.source}, score {_score(hit.score)})")
+        lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
 
 
-def search_lines(reply: dict[str, Any]) -> None:
+def search_lines(reply: SearchResult) -> None:
     """--jsonl: one hit per line, each the hit object of the --json reply; the note goes to stderr."""
-    from lancelot_cli.formats import to_json
+    from lancelot_cli.wire import to_json
 
     out = stdout().file
-    for hit in reply["hits"]:
+    for hit in reply.hits:
         out.write(to_json(hit) + "\n")
     out.flush()
-    if reply.get("note"):
-        stderr().print(f"[yellow]note:[/] {escape(reply['note'])}")
+    if reply.note:
+        stderr().print(f"[yellow]note:[/] {escape(reply.note)}")
 
 
 # -- query ---------------------------------------------------------------------------------------------
 
 
-def context_block(reply: dict[str, Any]) -> None:
+def context_block(reply: ContextBlock) -> None:
+    """`query`: the Markdown block, then on stderr how much of it fitted."""
+    _markdown(reply.context, reply.included, reply.budget, reply.left_out)
+
+
+def document(reply: Document) -> None:
+    """`show`: the document's Markdown, then on stderr how much of it fitted."""
+    _markdown(reply.context, reply.included, reply.budget, reply.cut)
+
+
+def _markdown(context: str, included: int, budget: int, left_out: int) -> None:
     out = stdout()
     if out.is_terminal:
         from rich.markdown import Markdown
 
-        out.print(Markdown(reply["context"]))
+        out.print(Markdown(context))
     else:
-        out.file.write(reply["context"])
+        out.file.write(context)
         out.file.flush()
     stderr().print(
-        f"{reply['included']} chunk(s), {len(reply['context'])} of {reply['budget']} characters"
-        + (f", {reply['leftOut']} left out" if reply["leftOut"] else ""),
+        f"{included} chunk(s), {len(context)} of {budget} characters" + (f", {left_out} left out" if left_out else ""),
         style="dim",
     )
 
@@ -177,12 +187,12 @@ def _when(stamp: str | None) -> str:
         return stamp
 
 
-def _vectors_cell(entry: dict[str, Any]) -> str:
+def _vectors_cell(entry: TableStatus) -> str:
     cells = []
-    for vector in entry.get("vectors") or []:
-        cell = f"{vector['column']} ({vector['dimension']}-d"
-        cell += f", {vector['model']})" if vector.get("model") else ")"
-        missing = vector.get("missing")
+    for vector in entry.vectors:
+        cell = f"{vector.column} ({vector.dimension}-d"
+        cell += f", {vector.model})" if vector.model else ")"
+        missing = vector.missing
         if missing:
             cell += f", {missing} missing"
         elif missing == 0:
@@ -191,12 +201,12 @@ def _vectors_cell(entry: dict[str, Any]) -> str:
     return "\n".join(cells) or "none"
 
 
-def _fts_cell(entry: dict[str, Any]) -> str:
-    columns = entry.get("fullTextColumns") or []
+def _fts_cell(entry: TableStatus) -> str:
+    columns = entry.fts_columns
     if not columns:
         return "none (substring scan)"
     cell = ", ".join(columns)
-    unindexed = (entry.get("fullTextCoverage") or {}).get("unindexed")
+    unindexed = (entry.fts_coverage or {}).get("unindexed")
     return cell + (f" ({unindexed} rows not yet indexed)" if unindexed else "")
 
 
@@ -218,35 +228,35 @@ def _grid_table(out: Console, *headers: str) -> Table:
     return table
 
 
-def status_reply(reply: dict[str, Any], settings: Settings) -> None:
+def status_reply(reply: Status, settings: Settings) -> None:
     """Database, a table of its tables, vector search, and the settings with where each came from."""
     out = stdout()
-    conn = reply["connection"]
-    store = f" ({conn['store']})" if conn.get("store") not in (None, "local") else ""
-    if conn["ok"]:
-        out.print(f"[bold]Database[/]  {escape(conn['path'] + store)}  [green]ok[/]")
+    conn = reply.connection
+    store = f" ({conn.store})" if conn.store not in (None, "local") else ""
+    if conn.ok:
+        out.print(f"[bold]Database[/]  {escape((conn.path or '') + store)}  [green]ok[/]")
     else:
-        out.print(f"[bold]Database[/]  {escape(conn['path'] or '(not set)')}  "
-                  f"[red]{escape(conn.get('error', 'unavailable'))}[/]")
-    if reply["tables"]:
+        out.print(f"[bold]Database[/]  {escape(conn.path or '(not set)')}  "
+                  f"[red]{escape(conn.error or 'unavailable')}[/]")
+    if reply.tables:
         table = _grid_table(out, "table", "rows", "full-text index", "vectors", "last indexed")
-        for entry in reply["tables"]:
-            if "error" in entry:
-                table.add_row(entry["name"], "?", Text(entry["error"], style="red"), "", "")
+        for entry in reply.tables:
+            if entry.error is not None:
+                table.add_row(entry.name, "?", Text(entry.error, style="red"), "", "")
                 continue
-            table.add_row(entry["name"], str(entry["rows"]), _fts_cell(entry), _vectors_cell(entry),
-                          _when(entry.get("updatedAt")))
+            table.add_row(entry.name, str(entry.rows), _fts_cell(entry), _vectors_cell(entry),
+                          _when(entry.updated_at))
         out.print()
         _print_table(out, table)
-        for entry in reply["tables"]:
-            if "columns" in entry:
-                out.print(escape(f"  {entry['name']} columns: {', '.join(entry['columns'])}"))
-    elif conn["ok"]:
+        for entry in reply.tables:
+            if entry.columns is not None:
+                out.print(escape(f"  {entry.name} columns: {', '.join(entry.columns)}"))
+    elif conn.ok:
         out.print("No tables yet: run `lancelot index SRC DB`.")
-    emb = reply["embeddings"]
+    emb = reply.embeddings
     out.print()
-    if emb["available"]:
-        out.print(f"[bold]Vector search[/]  available (key from {emb['keySource']}), model {escape(emb['model'])}")
+    if emb.available:
+        out.print(f"[bold]Vector search[/]  available (key from {emb.key_source}), model {escape(emb.model)}")
     else:
         out.print("[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
                   "text search works without one")
@@ -254,7 +264,7 @@ def status_reply(reply: dict[str, Any], settings: Settings) -> None:
     table = _grid_table(out, "setting", "value", "from")
     for name, value, source in settings_rows(settings, status_only=True):
         table.add_row(name, value, source)
-    table.add_row("OPENAI_API_KEY", "(set)" if emb["available"] else "(not set)", emb["keySource"] or "-")
+    table.add_row("OPENAI_API_KEY", "(set)" if emb.available else "(not set)", emb.key_source or "-")
     _print_table(out, table)
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
 

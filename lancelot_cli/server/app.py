@@ -5,7 +5,6 @@ answered without waiting for ``import lancedb`` (~1.5 s).
 """
 
 # No `from __future__ import annotations`: pydantic reads the tool signatures at runtime.
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -22,14 +21,15 @@ from mcp.types import (
 from pydantic import Field
 
 from lancelot_cli._version import __version__
-from lancelot_cli.engine import MAX_LIMIT, MIN_BUDGET, Engine
+from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.formats import to_json
+from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.models import SEARCH_TYPES, AgentDocument
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply, StatusReply, VersionReply
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import display_uri
-from lancelot_cli.storage.schema import is_local, local_path
+from lancelot_cli.storage.reader import display_uri, quick_table_names, warm_up
+from lancelot_cli.wire import to_json, to_wire
 
 T = TypeVar("T")
 
@@ -43,6 +43,14 @@ Filters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
+
+# How an agent is told what to do next after an engine error (``LancelotError.hint``).
+HINTS = {
+    "text_column": " (pass textColumn or set LANCEDB_TEXT_COLUMN)",
+    "vector_column": " (pass vectorColumn or set LANCEDB_VECTOR_COLUMN)",
+    "find_ids": "; use lancedb_search to find ids",
+    "find_source": " (use lancedb_search to find one)",
+}
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -109,21 +117,23 @@ def instructions(settings: Settings) -> str:
     path = settings.db_path
     if not path:
         lines.append("No database is configured yet (LANCEDB_PATH is unset); tools will say how to set it.")
-    elif is_local(path):
-        try:
-            tables = sorted(name[: -len(".lance")] for name in os.listdir(local_path(path)) if name.endswith(".lance"))
-        except OSError:
-            lines.append(f"The database folder {path} cannot be read; lancedb_status explains.")
+        return " ".join(lines)
+    try:
+        tables = quick_table_names(path)
+    except OSError:
+        lines.append(f"The database folder {path} cannot be read; lancedb_status explains.")
+    else:
+        if tables is None:  # an object store: listing it would cost requests before `initialize` is answered
+            lines.append(f"Database: {display_uri(path)}. Default table: {settings.table}.")
         else:
             shown = ", ".join(tables) if tables else "none yet"
             lines.append(f"Tables: {shown}. Default table: {settings.table}.")
-    else:
-        lines.append(f"Database: {display_uri(path)}. Default table: {settings.table}.")
     return " ".join(lines)
 
 
-def _json_result(data: dict[str, Any]) -> CallToolResult:
+def _json_result(reply: Any) -> CallToolResult:
     # Compact JSON text (for clients that only show text) plus the same object as structured content.
+    data = to_wire(reply)
     return CallToolResult(content=[TextContent(type="text", text=to_json(data))], structured_content=data)
 
 
@@ -150,18 +160,10 @@ def _run(call: Callable[[], T]) -> T:
     try:
         return call()
     except LancelotError as exc:
-        raise ToolError(_capped(str(exc))) from None
+        raise ToolError(_capped(exc.worded(HINTS))) from None
     except Exception as exc:
         raise ToolError(_capped(f"{type(exc).__name__}: {exc}; check the table and column arguments "
                                 f"against lancedb_status")) from exc
-
-
-def _warm_up() -> None:
-    """Import lancedb in the background so the first tool call does not pay for it (~1.5 s)."""
-    try:
-        import lancedb  # noqa: F401
-    except Exception:  # the first tool call reports any real problem
-        pass
 
 
 @asynccontextmanager
@@ -169,7 +171,7 @@ async def _lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
     # Started here, not at import: the transport owns stdout by now, so anything the import prints
     # goes to stderr. The short delay lets `initialize` be answered first: importing lancedb holds
     # the GIL most of the time and would slow that answer down by a few hundred milliseconds.
-    timer = threading.Timer(WARM_UP_DELAY, _warm_up)
+    timer = threading.Timer(WARM_UP_DELAY, warm_up)  # imports lancedb (~1.5 s) before the first call
     timer.daemon = True
     timer.start()
     yield {}
@@ -208,21 +210,21 @@ class LancelotServer(MCPServer):
 
     async def list_prompts(self) -> list[Prompt]:
         found = await anyio.to_thread.run_sync(self._agents)
-        return [Prompt(name=a["name"], title=a["title"], description=f"Instructions from {a['source']} "
+        return [Prompt(name=a.name, title=a.title, description=f"Instructions from {a.source} "
                        f"(read-only, from the Lancelot database)") for a in found]
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
-        found = {a["name"]: a for a in await anyio.to_thread.run_sync(self._agents)}
+        found = {a.name: a for a in await anyio.to_thread.run_sync(self._agents)}
         if name not in found:
             if self._prompt_manager.get_prompt(name) is not None:  # a prompt registered in code
                 return await super().get_prompt(name, arguments, context)
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; prompts here: "
                                                         f"{', '.join(sorted(found)) or 'none'}")
-        text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name]["source"]))
-        return GetPromptResult(description=found[name]["title"],
+        text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name].source))
+        return GetPromptResult(description=found[name].title,
                                messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])
 
-    def _agents(self) -> list[dict[str, str]]:
+    def _agents(self) -> list[AgentDocument]:
         try:
             return self._get_engine().agent_documents()
         except LancelotError:  # no database yet: no prompts, the tools explain
@@ -272,7 +274,7 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         query: Annotated[str, Field(description="What to look for: words, a phrase in double quotes, or an identifier.")],
         limit: Limit = settings.default_limit,
         searchType: Annotated[
-            Literal["auto", "text", "vector", "hybrid"],
+            Literal[SEARCH_TYPES],  # type: ignore[valid-type]
             Field(description="auto: hybrid when the table has vectors and a key is set, else text. text: "
                               "BM25 keyword search. vector: semantic search with embeddings. hybrid: both, fused."),
         ] = "auto",
@@ -300,7 +302,7 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     ) -> str:
         reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
                                                 table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
-        return str(reply["context"])
+        return reply.context
 
     @tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
           structured_output=False)
@@ -314,14 +316,14 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     ) -> str:
         reply = _run(lambda: get_engine().document(source, chunk_id=id, before=before, after=after,
                                                    context_budget=contextBudget, table=table))
-        return str(reply["context"])
+        return reply.context
 
     @tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION)
     def lancedb_status(
         verbose: Annotated[bool, Field(description="Include each table's column names and this server's "
                                                    "usage metrics.")] = False,
     ) -> Annotated[CallToolResult, StatusReply]:
-        reply = _run(lambda: get_engine().status(verbose=verbose))
+        reply = to_wire(_run(lambda: get_engine().status(verbose=verbose)))
         if verbose:
             reply["usage"] = metrics.snapshot()
         return _json_result(reply)

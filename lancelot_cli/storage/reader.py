@@ -1,4 +1,4 @@
-"""Read-only access to a LanceDB database: open, list, count, search. No write call exists here.
+"""Read-only access to a LanceDB database: open, list, count, search, as plain rows. No write call exists here.
 
 The connection uses ``read_consistency_interval=0`` so every read sees the latest committed
 version: a server that keeps running sees a table that `lancelot index` rebuilt meanwhile.
@@ -7,59 +7,20 @@ A local database folder must exist already: ``lancedb.connect`` would create it,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
-from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, is_local, local_path
+from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
+from lancelot_cli.storage.filters import RowFilter, where_expression
+from lancelot_cli.storage.schema import is_local, local_path
 
-if TYPE_CHECKING:
-    import pyarrow as pa
+__all__ = ["ReadOnlyDatabase", "ReadOnlyTable", "RowFilter", "TableFacts", "VectorColumn", "display_uri",
+           "quick_table_names", "store_kind", "warm_up"]
 
-
-@dataclass(frozen=True)
-class VectorColumn:
-    name: str
-    dimension: int
-    model: str | None = None  # as recorded by `lancelot index --embed`, if it was
-
-
-@dataclass(frozen=True)
-class RowFilter:
-    """Which rows a search may return: a path prefix and equality tests on scalar columns.
-
-    Values reach LanceDB only as typed literals (``lancedb.expr``), never as SQL text, so a value
-    such as ``x' OR '1'='1`` is just a string that matches nothing.
-    """
-
-    path_column: str | None = None
-    path_prefix: str | None = None
-    equals: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.path_prefix) or bool(self.equals)
-
-
-def _where(row_filter: RowFilter | None) -> Any:
-    if not row_filter:
-        return None
-    from lancedb.expr import col, lit
-
-    parts = []
-    if row_filter.path_prefix and row_filter.path_column:
-        path = col(row_filter.path_column)
-        # A prefix as a range of strings: every string that starts with P sorts in [P, P + U+10FFFF).
-        parts.append((path >= lit(row_filter.path_prefix)) & (path < lit(row_filter.path_prefix + "\U0010ffff")))
-    for column, values in row_filter.equals:
-        parts.append(col(column) == lit(values[0]) if len(values) == 1 else col(column).isin(list(values)))
-    where = parts[0]
-    for part in parts[1:]:
-        where = where & part
-    return where
+Row = dict[str, Any]
 
 
 def _quote_identifier(name: str) -> str:
@@ -67,19 +28,24 @@ def _quote_identifier(name: str) -> str:
 
 
 class ReadOnlyTable:
-    """One table, opened for reading."""
+    """One table, opened for reading. Reads return plain rows (lists of dicts), never Arrow objects."""
 
     def __init__(self, name: str, table: Any) -> None:
         self.name = name
         self._table = table
+        self._facts: tuple[int, TableFacts] | None = None
 
     @property
-    def schema(self) -> pa.Schema:
-        return self._table.schema
+    def facts(self) -> TableFacts:
+        """The table's facts, worked out once per table version (a kept handle sees new versions)."""
+        version = self.version
+        if self._facts is None or self._facts[0] != version:
+            self._facts = (version, table_facts(self.name, self._table))
+        return self._facts[1]
 
     @property
     def columns(self) -> list[str]:
-        return list(self.schema.names)
+        return list(self.facts.columns)
 
     @property
     def version(self) -> int:
@@ -97,71 +63,59 @@ class ReadOnlyTable:
         return int(self._table.count_rows())
 
     def require_column(self, column: str, role: str) -> None:
-        if column not in self.schema.names:
+        """Raise when ``column`` (the ``role`` column: "text" or "vector") is missing; the hint key
+        is ``text_column`` or ``vector_column`` (each surface says how to pass another one)."""
+        if column not in self.facts.columns:
             raise ColumnNotFoundError(
-                f"table {self.name!r} has no {role} column {column!r}; its columns are: "
-                f"{', '.join(self.columns)} (pass {'textColumn' if role == 'text' else 'vectorColumn'} "
-                f"or set LANCEDB_{role.upper()}_COLUMN)"
+                f"table {self.name!r} has no {role} column {column!r}; its columns are: {', '.join(self.columns)}",
+                hint=f"{role}_column",
             )
-
-    def fts_columns(self) -> set[str]:
-        """Columns that carry a native full-text (inverted) index."""
-        found: set[str] = set()
-        for index in self._table.list_indices():
-            if str(index.index_type).upper() in {"FTS", "INVERTED"}:
-                found |= set(index.columns)
-        return found
 
     def fts_coverage(self) -> dict[str, int]:
         """Indexed and unindexed row counts of the full-text index(es)."""
         indexed = unindexed = 0
-        for index in self._table.list_indices():
-            if str(index.index_type).upper() in {"FTS", "INVERTED"}:
-                indexed += int(getattr(index, "num_indexed_rows", 0) or 0)
-                unindexed += int(getattr(index, "num_unindexed_rows", 0) or 0)
+        for index in fts_indices(self._table):
+            indexed += int(getattr(index, "num_indexed_rows", 0) or 0)
+            unindexed += int(getattr(index, "num_unindexed_rows", 0) or 0)
         return {"indexed": indexed, "unindexed": unindexed}
 
     def missing_vectors(self, column: str) -> int:
         """Rows whose vector is null (chunks added without `--embed`)."""
         return int(self._table.count_rows(f"{_quote_identifier(column)} IS NULL"))
 
-    def vector_columns(self) -> list[VectorColumn]:
-        """Fixed-size float list columns: the ones LanceDB can search by vector."""
-        import pyarrow as pa
-
-        found = []
-        for field in self.schema:
-            kind = field.type
-            if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
-                model = (field.metadata or {}).get(MODEL_TAG.encode())
-                found.append(VectorColumn(field.name, int(kind.list_size), model.decode() if model else None))
-        return found
-
-    def metadata(self) -> dict[str, Any]:
-        """What the indexer recorded in the schema metadata (embedding model...), else {}."""
-        raw = (self.schema.metadata or {}).get(META_KEY.encode())
-        if not raw:
-            return {}
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
     def fts(self, query: str, column: str, limit: int, columns: Sequence[str],
-            row_filter: RowFilter | None = None) -> list[dict[str, Any]]:
+            row_filter: RowFilter | None = None) -> list[Row]:
         """BM25 hits with ``_score`` (higher is better), among the rows the filter allows."""
         search = self._table.search(query, query_type="fts", fts_columns=column)
         return _filtered(search, row_filter).limit(limit).select([*columns, "_score"]).to_list()
 
     def nearest(self, vector: Sequence[float], column: str, limit: int, columns: Sequence[str],
-                row_filter: RowFilter | None = None) -> list[dict[str, Any]]:
+                row_filter: RowFilter | None = None) -> list[Row]:
         """Nearest rows by vector with ``_distance`` (lower is closer), among the rows the filter allows."""
         search = self._table.search(list(vector), vector_column_name=column)
         return _filtered(search, row_filter).limit(limit).select([*columns, "_distance"]).to_list()
 
-    def scan(self, columns: Sequence[str], row_filter: RowFilter | None = None) -> pa.Table:
-        """Every row the filter allows, only the named columns."""
+    def rows(self, columns: Sequence[str], row_filter: RowFilter | None = None) -> list[Row]:
+        """Every row the filter allows (in table order), only the named columns."""
+        return self._scan(columns, row_filter).to_pylist()
+
+    def containing_any(self, words: Sequence[str], column: str, columns: Sequence[str],
+                       row_filter: RowFilter | None = None) -> list[Row]:
+        """Rows whose ``column`` contains at least one of ``words`` (case-insensitive substring),
+        in table order: the candidates of a search without a full-text index. Arrow narrows them
+        so only matching rows become Python objects."""
+        import pyarrow.compute as pc
+
+        data = self._scan(columns, row_filter)
+        texts = pc.fill_null(data.column(column).cast("string"), "")
+        counts = None
+        for word in words:
+            found = pc.cast(pc.match_substring(texts, word, ignore_case=True), "int32")
+            counts = found if counts is None else pc.add(counts, found)
+        picked = [i for i, count in enumerate(counts.to_pylist()) if count] if counts is not None else []
+        return data.take(picked).to_pylist() if picked else []
+
+    def _scan(self, columns: Sequence[str], row_filter: RowFilter | None) -> Any:
         return _filtered(self._table.search(), row_filter).select(list(columns)).limit(None).to_arrow()
 
 
@@ -195,7 +149,7 @@ def _store_problem(uri: str, exc: Exception) -> str:
 
 
 def _filtered(search: Any, row_filter: RowFilter | None) -> Any:
-    where = _where(row_filter)
+    where = where_expression(row_filter)
     return search if where is None else search.where(where, prefilter=True)
 
 
@@ -258,3 +212,20 @@ class ReadOnlyDatabase:
         if not is_local(self.uri):
             self._open[name] = table
         return table
+
+
+def quick_table_names(uri: str) -> list[str] | None:
+    """A local database's table names from its folder listing, without importing lancedb (for the
+    server's instructions, sent before anything heavy is loaded); None for an object store.
+    Raises OSError when the folder cannot be read."""
+    if not is_local(uri):
+        return None
+    return sorted(name[: -len(".lance")] for name in os.listdir(local_path(uri)) if name.endswith(".lance"))
+
+
+def warm_up() -> None:
+    """Import lancedb now (~1.5 s), e.g. in a background thread, so a first search does not wait for it."""
+    try:
+        import lancedb  # noqa: F401
+    except Exception:  # the first real call reports any problem
+        pass

@@ -1,4 +1,5 @@
-"""Pack ranked chunks into one Markdown context block that never passes a character budget."""
+"""Pack ranked chunks into one Markdown context block that never passes a character budget
+(``lancedb_query``, `lancelot query`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,129 @@
+"""Whole documents and windows of chunks read from the table (never from files), and the overview
+of a collection (README/index/overview documents, then each document's opening chunk)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from lancelot_cli.engine.packing import Chunk
+from lancelot_cli.engine.ranking import source_of
+from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
+from lancelot_cli.models import Document
+from lancelot_cli.storage.filters import RowFilter, equal_to
+from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.schema import CHUNK, ID, TITLE
+
+OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
+
+Row = dict[str, Any]
+
+
+def source_column(tbl: ReadOnlyTable) -> str:
+    """The table's source column, or an error naming the ones looked for."""
+    column = tbl.facts.source_column
+    if column is None:
+        raise ColumnNotFoundError(f"table {tbl.name!r} has no source column ({', '.join(tbl.facts.source_columns)})")
+    return column
+
+
+def document_rows(tbl: ReadOnlyTable, source_col: str, columns: list[str], source: str) -> list[Row]:
+    """A document's rows in chunk order; hint ``find_source`` when there is no such document."""
+    rows = tbl.rows(columns, equal_to(source_col, source))
+    if not rows:
+        raise DocumentNotFoundError(f"no document {source!r} in table {tbl.name!r}; sources are paths as "
+                                    f"search hits show them", hint="find_source")
+    if CHUNK in columns:
+        rows.sort(key=lambda row: row.get(CHUNK) or 0)
+    return rows
+
+
+def document(tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: str | None, before: int, after: int,
+             budget: int) -> Document:
+    """The whole document, or ``before`` and ``after`` chunks around ``chunk_id``, cut to ``budget``."""
+    tbl.require_column(text_col, "text")
+    source_col = source_column(tbl)
+    columns = [c for c in (ID, source_col, TITLE, CHUNK, text_col) if c in tbl.columns]
+    if chunk_id:
+        if ID not in tbl.columns:
+            raise ColumnNotFoundError(f"table {tbl.name!r} has no id column; ask by source instead")
+        hit = tbl.rows(columns, equal_to(ID, chunk_id))
+        if not hit:
+            raise DocumentNotFoundError(f"no chunk with id {chunk_id!r} in table {tbl.name!r}", hint="find_ids")
+        source = str(hit[0][source_col])
+    rows = document_rows(tbl, source_col, columns, str(source))
+    first, last = 0, len(rows) - 1
+    if chunk_id:
+        at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
+        first, last = max(0, at - before), min(len(rows) - 1, at + after)
+    title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
+    shown = rows[first:last + 1]
+    span = f"chunks {first + 1}–{last + 1} of {len(rows)}" if (first, last) != (0, len(rows) - 1) \
+        else f"all {len(rows)} chunk{'s' if len(rows) != 1 else ''}"
+    header = f"# {title}\nsource: {source} · {span}\n"
+    body, included = _join_within(header, [str(row.get(text_col) or "") for row in shown], budget, first, str(source))
+    return Document(source=str(source), title=title, table=tbl.name, chunks=len(rows), first=first,
+                    last=first + included - 1 if included else None, included=included, cut=len(shown) - included,
+                    budget=budget, context=body)
+
+
+def overview(tbl: ReadOnlyTable, text_col: str, limit: int, narrow: RowFilter | None = None) -> list[Chunk]:
+    """README/index/overview documents first, then the opening chunk of each document, shallow
+    paths first. Picks from a scan without the text column, then reads the texts it picked."""
+    tbl.require_column(text_col, "text")
+    sources = tbl.facts.source_columns
+    wanted = [c for c in (ID, *sources, TITLE, CHUNK) if c in tbl.columns]
+    if ID not in wanted:  # no way to fetch the picked rows again: read the text in the same scan
+        wanted.append(text_col)
+    firsts: dict[str, int] = {}
+    ranked = []
+    for position, row in enumerate(tbl.rows(wanted, narrow)):
+        source = source_of(row, sources)
+        chunk_no = row.get(CHUNK)
+        first = firsts.setdefault(source, position) == position if chunk_no is None else chunk_no == 0
+        stem = os.path.splitext(os.path.basename(source))[0]
+        if OVERVIEW_NAMES.match(stem):
+            priority = 0
+        elif first:
+            priority = 1
+        else:
+            continue
+        ranked.append(((priority, source.count("/"), source, chunk_no or 0), row, source))
+    ranked.sort(key=lambda item: item[0])
+    picked = ranked[:limit]
+    if ID in wanted and picked:
+        ids = tuple(row[ID] for _, row, _ in picked)
+        texts = {r[ID]: r[text_col] for r in tbl.rows([ID, text_col], equal_to(ID, *ids))}
+        for _, row, _ in picked:
+            row[text_col] = texts.get(row[ID])
+    return [
+        Chunk(str(row.get(TITLE) or os.path.basename(source) or "(untitled)"), source, str(row.get(text_col) or ""))
+        for _, row, source in picked
+    ]
+
+
+def _join_within(header: str, texts: list[str], budget: int, first: int, source: str) -> tuple[str, int]:
+    """Header plus whole chunk texts in order while they fit; a last line says what was cut."""
+    body = header
+    included = 0
+    for n, text in enumerate(texts):
+        rest = len(texts) - n - 1
+        tail = _cut_line(rest, first + n + 1, source) if rest else ""
+        piece = "\n" + text.strip() + "\n"
+        if len(body) + len(piece) + len(tail) > budget:
+            break
+        body += piece
+        included += 1
+    if included < len(texts):
+        tail = _cut_line(len(texts) - included, first + included, source)
+        if len(body) + len(tail) > budget:
+            body = body[: max(0, budget - len(tail))]
+        body += tail
+    return body[:budget], included
+
+
+def _cut_line(count: int, next_chunk: int, source: str) -> str:
+    # Part of the document's text (pinned by the golden test); "contextBudget" is the tool's word.
+    return (f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; ask again with a larger "
+            f"contextBudget, or around a later chunk id (next: {source}#{next_chunk})._\n")

@@ -1,0 +1,167 @@
+"""``Engine``: the read-only operations every MCP tool and CLI command calls, returning models.
+
+It checks arguments, opens the database on first use (never creating or writing anything) and
+hands each job to its module: ``search``, ``documents``, ``packing``, ``prompts``, ``status``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lancelot_cli.credentials import FoundKey, find_openai_key
+from lancelot_cli.engine import documents, prompts
+from lancelot_cli.engine import search as searching
+from lancelot_cli.engine import status as statuses
+from lancelot_cli.engine.packing import Chunk, pack
+from lancelot_cli.engine.search import Embedder, SearchRequest
+from lancelot_cli.errors import ConfigError, InvalidArgumentError
+from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.models import AgentDocument, ContextBlock, Document, SearchResult, Status, Version
+from lancelot_cli.settings import Settings
+from lancelot_cli.storage.filters import build_filter
+from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
+
+__all__ = ["Embedder", "Engine"]
+
+
+class Engine:
+    """Read-only operations over the database named by ``settings.db_path``.
+
+    Args:
+        settings: resolved settings.
+        find_key: returns the OpenAI key and its source, or None (env, keychain, key file).
+        make_embedder: builds the function that embeds texts, given the key; the default uses the
+            ``openai`` client with ``OPENAI_BASE_URL`` and ``EMBEDDING_MODEL``.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        find_key: Callable[[], FoundKey | None] | None = None,
+        make_embedder: Callable[[FoundKey], Embedder] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._find_key = find_key or (lambda: find_openai_key(settings.config_dir))
+        self._embedding = searching.Embedding(self._find_key, make_embedder or self._openai_embedder,
+                                              settings.embedding_model)
+        self._db: ReadOnlyDatabase | None = None
+
+    def _openai_embedder(self, key: FoundKey) -> Embedder:
+        from lancelot_cli.providers import OpenAIEmbedder
+
+        return OpenAIEmbedder(key.value, self.settings.embedding_model, self.settings.openai_base_url).embed
+
+    def database(self) -> ReadOnlyDatabase:
+        """The database, opened on first use."""
+        if self._db is None:
+            if not self.settings.db_path:
+                raise ConfigError(
+                    "no database configured: set LANCEDB_PATH to your database folder, pass --db, "
+                    "or run `lancelot init`"
+                )
+            self._db = ReadOnlyDatabase(self.settings.db_path, self.settings.consistency_seconds,
+                                        dict(self.settings.storage_options or {}))
+        return self._db
+
+    def _table(self, name: str | None) -> ReadOnlyTable:
+        return self.database().table(name or self.settings.table)
+
+    def _limit(self, limit: int | None) -> int:
+        value = self.settings.default_limit if limit is None else limit
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+            raise InvalidArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {value!r}")
+        return value
+
+    def _budget(self, context_budget: int | None) -> int:
+        budget = self.settings.context_budget if context_budget is None else context_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+            raise InvalidArgumentError(f"the context budget must be a whole number of at least {MIN_BUDGET}, "
+                                       f"got {budget!r}")
+        return budget
+
+    def search(self, query: str | SearchRequest, **options: Any) -> SearchResult:
+        """Ranked hits: ``search(SearchRequest(...))`` or ``search(query, limit=..., search_type=...,
+        table=..., text_column=..., vector_column=..., path_prefix=..., filters=...)``.
+
+        ``path_prefix`` and ``filters`` (column -> value, or a list of values for any of them)
+        narrow the rows *before* ranking, so a filtered search still returns its best hits.
+        """
+        request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)
+        limit = self._limit(request.limit)
+        searching.check_search_type(request.search_type)
+        tbl = self._table(request.table)
+        return searching.run(tbl, request, request.text_column or self.settings.text_column,
+                             request.vector_column or self.settings.vector_column, limit, self._embedding)
+
+    def query(
+        self,
+        question: str,
+        *,
+        context_budget: int | None = None,
+        warm_start: bool = False,
+        table: str | None = None,
+        limit: int | None = None,
+        path_prefix: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> ContextBlock:
+        """One Markdown context block for ``question`` (or an overview with ``warm_start``), at most
+        ``context_budget`` characters: the best chunks' whole text in rank order."""
+        budget = self._budget(context_budget)
+        limit = self._limit(limit)
+        if warm_start:
+            tbl = self._table(table)
+            chunks = documents.overview(tbl, self.settings.text_column, limit,
+                                        build_filter(tbl.facts, path_prefix, filters))
+            table_name, mode, search_type, ranking, note = tbl.name, "overview", "overview", "overview", None
+        else:
+            found = self.search(SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix,
+                                              filters=filters))
+            chunks = [Chunk(h.title, h.source, h.text) for h in found.hits]
+            table_name, mode, search_type, ranking, note = \
+                found.table, "question", found.search_type, found.ranking, found.note
+        lines = [f"# Context for: {question}" if mode == "question" else "# Overview of the collection",
+                 f"mode: {mode} · search: {search_type} ({ranking}) · table: {table_name}"]
+        if note:
+            lines.append(f"note: {note}")
+        markdown, included, left_out = pack("\n".join(lines) + "\n", chunks, budget)
+        return ContextBlock(question=question, table=table_name, mode=mode, search_type=search_type, ranking=ranking,
+                            budget=budget, included=included, left_out=left_out, context=markdown, note=note)
+
+    def document(
+        self,
+        source: str | None = None,
+        *,
+        chunk_id: str | None = None,
+        before: int = 2,
+        after: int = 2,
+        context_budget: int | None = None,
+        table: str | None = None,
+    ) -> Document:
+        """A whole indexed document (its chunks in order, joined), or a window of ``before`` and
+        ``after`` chunks around ``chunk_id``, cut to the budget. Reads the table only, never files."""
+        if not source and not chunk_id:
+            raise InvalidArgumentError("give a source (a document's path, as search hits show it) or a hit id")
+        for name, value in (("before", before), ("after", after)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
+                raise InvalidArgumentError(f"{name} must be a whole number from 0 to {MAX_LIMIT}, got {value!r}")
+        budget = self._budget(context_budget)
+        return documents.document(self._table(table), self.settings.text_column, source, chunk_id, before, after,
+                                  budget)
+
+    def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
+        """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""
+        return prompts.agent_documents(self._table(table))
+
+    def agent_text(self, source: str, table: str | None = None) -> str:
+        """The whole text of one document, its chunks joined in order."""
+        return prompts.agent_text(self._table(table), self.settings.text_column, source)
+
+    def status(self, verbose: bool = False) -> Status:
+        """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
+        return statuses.status(self.settings, self.database, self._find_key(), verbose)
+
+    def version(self, protocol_version: str | None = None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
+        """Lancelot's version, the MCP protocol version, and the features this build has."""
+        return statuses.version(protocol_version, transports)

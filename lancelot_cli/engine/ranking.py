@@ -1,0 +1,131 @@
+"""Ranking: BM25 with identifier lookups first, the substring scan of a table without a full-text
+index, reciprocal rank fusion of BM25 and vector rankings, and rows turned into ``Hit``s."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lancelot_cli.models import Hit
+from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
+from lancelot_cli.storage.schema import FILE_STATE, HASH, ID, TITLE
+from lancelot_cli.textmatch import identifier_tokens, matched_share, only_stop_words, snippet
+
+# Tuned on the BEIR SciFact train split (tests/benchmarks/quality.py): K=10 and 100 candidates per
+# ranking beat the usual K=60 and 50 (train nDCG@10 0.728 against 0.717).
+RRF_K = 10
+HYBRID_DEPTH = 100  # candidates taken from each ranking before fusing
+IDENTIFIER_DEPTH = 50  # BM25 candidates re-ordered when a query looks up identifiers
+# Bookkeeping columns of `lancelot index` and LanceDB's score columns: never sent as metadata.
+HIDDEN_COLUMNS = frozenset({"_score", "_distance", "_relevance_score", "_rowid", HASH, *FILE_STATE})
+
+NO_WORDS = "the query has no words to search for"
+ONLY_STOP_WORDS = "the query has only common words (the, of, and...); add a more specific word"
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One search request, resolved against its table: what every ranking needs."""
+
+    tbl: ReadOnlyTable
+    query: str
+    words: list[str]
+    text_col: str
+    limit: int
+    columns: list[str]  # the columns a hit carries (no vectors)
+    row_filter: RowFilter | None
+
+
+def bm25(ask: Ask, limit: int) -> list[Row]:
+    """BM25 hits. The query is sent as its words, each once (a query with a double quote, a
+    phrase, goes as typed). A lookup of identifiers (MAX_SAVED, DEC-0054, createClient: at least
+    half of the words) puts the hits that contain them literally first, in BM25 order: the
+    tokenizer splits identifiers into parts, and a text that repeats the parts would win."""
+    asked = ask.query if '"' in ask.query else " ".join(ask.words)
+    tokens = identifier_tokens(ask.query)
+    if not tokens or len(tokens) * 2 < len(ask.words):
+        return ask.tbl.fts(asked, ask.text_col, limit, ask.columns, ask.row_filter)
+    rows = ask.tbl.fts(asked, ask.text_col, max(limit, IDENTIFIER_DEPTH), ask.columns, ask.row_filter)
+
+    def literal(row: Row) -> int:
+        text = str(row.get(ask.text_col) or "").casefold()
+        return sum(1 for token in tokens if token in text)
+
+    return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
+
+
+def text_hits(ask: Ask) -> tuple[list[Hit], str, str | None]:
+    """Hits of a text search, its ranking ("bm25" or "substring") and a note, if any."""
+    if ask.text_col in ask.tbl.facts.fts_columns:
+        if not ask.words:
+            return [], "bm25", NO_WORDS
+        if only_stop_words(ask.words):
+            return [], "bm25", ONLY_STOP_WORDS
+        return [hit(r, ask, r.get("_score", 0.0)) for r in bm25(ask, ask.limit)], "bm25", None
+    note = (f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
+            f"query words they contain")
+    if not ask.words:
+        return [], "substring", NO_WORDS
+    rows = ask.tbl.containing_any(ask.words, ask.text_col, ask.columns, ask.row_filter)
+    # Score in Python (the original's share of words); storage only narrowed the candidates.
+    scored = [(matched_share(str(r.get(ask.text_col) or ""), ask.words), i, r) for i, r in enumerate(rows)]
+    scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:ask.limit]
+    return [hit(r, ask, share) for share, _, r in scored], "substring", note
+
+
+def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
+    """Reciprocal rank fusion of the BM25 and the vector ranking: score = sum of 1/(RRF_K + rank).
+
+    Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
+    """
+    depth = max(ask.limit, HYBRID_DEPTH)
+    key = (lambda row: row[ID]) if ID in ask.columns else (lambda row: row.get(ask.text_col))
+    lists = {
+        "bm25": bm25(ask, depth) if ask.words and not only_stop_words(ask.words) else [],
+        "vector": ask.tbl.nearest(vector, vector_col, depth, ask.columns, ask.row_filter),
+    }
+    entries: dict[Any, dict[str, Any]] = {}
+    for name, rows in lists.items():
+        for rank, row in enumerate(rows, start=1):
+            entry = entries.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
+            entry["score"] += 1.0 / (RRF_K + rank)
+            entry["ranks"][name] = rank
+    best = sorted(entries.values(), key=lambda e: -e["score"])[:ask.limit]
+    return [hit(e["row"], ask, e["score"], e["ranks"]) for e in best]
+
+
+def source_of(row: Row, source_columns: Sequence[str]) -> str:
+    """The row's document, from the first non-empty source column ("" when none)."""
+    return next((str(row[c]) for c in source_columns if row.get(c)), "")
+
+
+def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -> Hit:
+    text = str(row.get(ask.text_col) or "")
+    source = source_of(row, ask.tbl.facts.source_columns)
+    title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
+    hidden = {ID, TITLE, ask.text_col, *HIDDEN_COLUMNS}
+    return Hit(
+        id=str(row[ID]) if row.get(ID) is not None else f"{source}#?",
+        score=_number(score),
+        matched=round(matched_share(text, ask.words), 3),
+        title=str(title),
+        source=source,
+        snippet=snippet(text, ask.words),
+        # Empty columns are left out: they cost an agent tokens and say nothing.
+        metadata={k: v for k, v in row.items() if k not in hidden and v is not None},
+        text=text,
+        ranks=ranks,
+    )
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return round(number, 6) if math.isfinite(number) else 0.0

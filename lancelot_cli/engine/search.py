@@ -1,0 +1,142 @@
+"""A search from request to result: which search to run (the plan), running it, and falling back
+to text search with a note that says why when vectors cannot be used."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lancelot_cli.credentials import FoundKey
+from lancelot_cli.engine import ranking
+from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
+from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
+from lancelot_cli.storage.filters import build_filter
+from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
+from lancelot_cli.textmatch import query_words
+
+Embedder = Callable[[list[str]], list[list[float]]]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What a caller asks for; None means the setting's default (table, columns, limit)."""
+
+    query: str
+    limit: int | None = None
+    search_type: str = "auto"
+    table: str | None = None
+    text_column: str | None = None
+    vector_column: str | None = None
+    path_prefix: str | None = None
+    filters: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The search to run, the note that explains a change from what was asked, and for vectors
+    the column and the key to embed the query with."""
+
+    kind: str
+    note: str | None
+    column: VectorColumn | None = None
+    key: FoundKey | None = None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """How the engine gets vectors: the key finder, the embedder factory, the configured model."""
+
+    find_key: Callable[[], FoundKey | None]
+    make_embedder: Callable[[FoundKey], Embedder]
+    model: str
+
+
+def check_search_type(search_type: str) -> None:
+    if search_type not in SEARCH_TYPES:
+        raise InvalidArgumentError(f"search type must be one of {', '.join(SEARCH_TYPES)}, got {search_type!r}")
+
+
+def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: str, limit: int,
+        embedding: Embedding) -> SearchResult:
+    """Run ``request`` on ``tbl`` (limit and search type already checked)."""
+    tbl.require_column(text_col, "text")
+    facts = tbl.facts
+    ask = ranking.Ask(tbl, request.query, query_words(request.query), text_col, limit, list(facts.payload),
+                      build_filter(facts, request.path_prefix, request.filters))
+    asked = request.search_type
+    plan = _plan(tbl, asked, text_col, vector_col, embedding)
+    hits: list[Hit] = []
+    note = plan.note
+    search_type = ranking_name = None
+    if plan.kind in ("vector", "hybrid"):
+        try:
+            hits, ranking_name = _vector_hits(ask, plan, embedding)
+        except (EmbeddingError, VectorMismatchError) as exc:
+            if isinstance(exc, VectorMismatchError) and asked != "auto":
+                raise
+            note = f"{plan.kind} search failed, used text search instead: {exc}"
+            plan = Plan("text", None)
+        else:
+            if not hits and asked == "auto":
+                note = f"{plan.kind} search found nothing, used text search instead"
+                plan = Plan("text", None)
+            else:
+                search_type = plan.kind
+    if plan.kind == "text":
+        hits, ranking_name, text_note = ranking.text_hits(ask)
+        search_type = "text"
+        note = "; ".join(part for part in (note, text_note) if part) or None
+    assert search_type is not None and ranking_name is not None
+    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note)
+
+
+def _plan(tbl: ReadOnlyTable, asked: str, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
+    """Which search to run, and the note that explains a change from what was asked."""
+    if asked == "text":
+        return Plan("text", None)
+    facts = tbl.facts
+    column = facts.vector(vector_col)
+    if column is None:
+        if asked == "auto":
+            return Plan("text", None)
+        why = (f"column {vector_col!r} does not hold vectors" if vector_col in facts.columns
+               else f"the table has no vector column {vector_col!r}")
+        return Plan("text", f"{asked} search needs vectors but {why}; used text search")
+    key = embedding.find_key()
+    if key is None:
+        if asked == "auto":
+            return Plan("text", None)
+        return Plan("text", (
+            f"{asked} search needs an OpenAI API key and none is set; used text search "
+            f"(set OPENAI_API_KEY or run `lancelot init`)"
+        ))
+    stored_model = facts.vector_model(column)
+    if stored_model and stored_model != embedding.model:
+        return Plan("text", (
+            f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
+            f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
+            f"or re-index with `lancelot index --embed`)"
+        ))
+    has_fts = text_col in facts.fts_columns
+    if asked == "hybrid" and not has_fts:
+        return Plan("vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search",
+                    column, key)
+    kind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
+    return Plan(kind, None, column, key)
+
+
+def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], str]:
+    assert plan.column is not None and plan.key is not None
+    if not ask.query.strip():
+        return [], "distance" if plan.kind == "vector" else "rrf"
+    vector = embedding.make_embedder(plan.key)([ask.query])[0]
+    if len(vector) != plan.column.dimension:
+        raise VectorMismatchError(
+            f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "
+            f"{plan.column.dimension}; set EMBEDDING_MODEL to the model the table was embedded with"
+        )
+    if plan.kind == "hybrid":
+        return ranking.fused(ask, vector, plan.column.name), "rrf"
+    rows = ask.tbl.nearest(vector, plan.column.name, ask.limit, ask.columns, ask.row_filter)
+    return [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in rows], "distance"

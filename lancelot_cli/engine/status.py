@@ -1,0 +1,68 @@
+"""What can be searched (the database, each table's rows, indexes and vectors, whether a key is
+set) and what this build is (version, protocol, features)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lancelot_cli._version import __version__
+from lancelot_cli.credentials import FoundKey
+from lancelot_cli.errors import LancelotError
+from lancelot_cli.models import (
+    Connection, Defaults, Embeddings, Status, TableStatus, Version, VectorStatus,
+)
+from lancelot_cli.settings import Settings
+from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind
+
+
+def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], key: FoundKey | None,
+           verbose: bool = False) -> Status:
+    """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
+    s = settings
+    path = display_uri(s.db_path) if s.db_path else None
+    store = store_kind(s.db_path) if s.db_path else None
+    consistency = s.consistency_seconds if s.db_path else None
+    tables: list[TableStatus] = []
+    error = None
+    try:
+        db = open_database()
+        for name in db.table_names():
+            try:
+                tables.append(table_status(db.table(name), verbose))
+            except Exception as exc:  # one unreadable table must not hide the others
+                tables.append(TableStatus(name=name, error=" ".join(str(exc).split())))
+    except LancelotError as exc:
+        error = str(exc)
+    return Status(
+        connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
+        tables=tuple(tables),
+        embeddings=Embeddings(available=key is not None, key_source=key.source if key else None,
+                              model=s.embedding_model, dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
+        defaults=Defaults(table=s.table, text_column=s.text_column, vector_column=s.vector_column,
+                          limit=s.default_limit, context_budget=s.context_budget),
+    )
+
+
+def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
+    facts = tbl.facts
+    fts = tuple(sorted(facts.fts_columns))
+    vectors = tuple(VectorStatus(v.name, v.dimension, facts.vector_model(v), tbl.missing_vectors(v.name))
+                    for v in facts.vectors)
+    return TableStatus(
+        name=tbl.name,
+        rows=tbl.count(),
+        version=tbl.version,
+        updated_at=tbl.updated_at(),
+        fts_columns=fts,
+        vectors=vectors,
+        embedding_model=next((v.model for v in vectors if v.model), None),
+        indexed_at=facts.metadata.get("indexed_at") or None,
+        fts_coverage=tbl.fts_coverage() if fts else None,
+        columns=tuple(facts.columns) if verbose else None,
+    )
+
+
+def version(protocol_version: str | None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
+    """Lancelot's version, the MCP protocol version, and the features this build has."""
+    return Version(name="lancelot", version=__version__, mcp_protocol_version=protocol_version,
+                   transports=tuple(transports))

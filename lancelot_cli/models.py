@@ -1,0 +1,154 @@
+"""The values that cross layers: what the engine returns, what `wire` turns into JSON and `render` draws.
+
+Frozen dataclasses, standard library only. Field names are Python's; the camelCase names agents
+see are `wire`'s business. Optional parts are None when absent (the JSON then leaves them out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SEARCH_TYPES = ("auto", "text", "vector", "hybrid")  # what a caller may ask for
+TEXT_RANKINGS = ("bm25", "substring")  # how a text search ranks: full-text index, or word share
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked chunk. ``text`` is the chunk's whole text (for packing; never sent by search)."""
+
+    id: str
+    score: float
+    matched: float  # share of the query's words the text contains
+    title: str
+    source: str
+    snippet: str
+    metadata: Mapping[str, Any]  # the row's other non-empty columns, as read
+    text: str = field(default="", repr=False)
+    ranks: Mapping[str, int] | None = None  # hybrid: place in each fused ranking ("bm25", "vector")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    table: str
+    search_type: str  # the search that ran (it may differ from the one asked for: see note)
+    ranking: str  # "bm25", "substring", "distance" or "rrf"
+    hits: tuple[Hit, ...]
+    note: str | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.hits)
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """Markdown for a question (or an overview of the collection), at most ``budget`` characters."""
+
+    question: str
+    table: str
+    mode: str  # "question" or "overview"
+    search_type: str
+    ranking: str
+    budget: int
+    included: int
+    left_out: int
+    context: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document's chunks ``first``..``last`` (0-based, of ``chunks``) joined, cut to ``budget``."""
+
+    source: str
+    title: str
+    table: str
+    chunks: int
+    first: int
+    last: int | None  # None when not even one chunk fitted
+    included: int
+    cut: int
+    budget: int
+    context: str
+
+
+@dataclass(frozen=True)
+class AgentDocument:
+    """A document offered as an MCP prompt: a unique slug, its title and where it comes from."""
+
+    name: str
+    title: str
+    source: str
+
+
+@dataclass(frozen=True)
+class VectorStatus:
+    column: str
+    dimension: int
+    model: str | None
+    missing: int  # rows without a vector
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """One table's facts; an unreadable table has only ``name`` and ``error``."""
+
+    name: str
+    error: str | None = None
+    rows: int = 0
+    version: int = 0
+    updated_at: str | None = None
+    fts_columns: tuple[str, ...] = ()
+    vectors: tuple[VectorStatus, ...] = ()
+    embedding_model: str | None = None
+    indexed_at: str | None = None
+    fts_coverage: Mapping[str, int] | None = None  # {"indexed", "unindexed"} when there is an index
+    columns: tuple[str, ...] | None = None  # verbose only
+
+
+@dataclass(frozen=True)
+class Connection:
+    path: str | None  # shown without secrets
+    ok: bool
+    store: str | None = None  # "local", "s3"...; None without a database
+    consistency_seconds: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    available: bool
+    key_source: str | None
+    model: str
+    dimensions: int | None
+    base_url: str | None
+
+
+@dataclass(frozen=True)
+class Defaults:
+    table: str
+    text_column: str
+    vector_column: str
+    limit: int
+    context_budget: int
+
+
+@dataclass(frozen=True)
+class Status:
+    connection: Connection
+    tables: tuple[TableStatus, ...]
+    embeddings: Embeddings
+    defaults: Defaults
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str
+    version: str
+    mcp_protocol_version: str | None
+    transports: tuple[str, ...]
+    search_types: tuple[str, ...] = SEARCH_TYPES
+    text_rankings: tuple[str, ...] = TEXT_RANKINGS

@@ -1,0 +1,93 @@
+"""What a table holds, worked out once from its schema and index list: text, vector and source
+columns, full-text indexes, the indexer's recorded metadata. Also the one full-text-index test
+(``fts_indices``) that the reader and the writer share."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, SOURCE_COLUMNS
+
+FTS_INDEX_TYPES = frozenset({"FTS", "INVERTED"})
+
+
+@dataclass(frozen=True)
+class VectorColumn:
+    name: str
+    dimension: int
+    model: str | None = None  # as recorded by `lancelot index --embed`, if it was
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """One version of a table, described once (reading a schema or listing indexes costs I/O)."""
+
+    name: str
+    columns: tuple[str, ...]
+    types: Mapping[str, Any]  # column -> Arrow type (used to coerce filter values)
+    vectors: tuple[VectorColumn, ...]  # fixed-size float lists: searchable by vector
+    payload: tuple[str, ...]  # columns sent to clients: all but vectors and other float lists
+    text_columns: frozenset[str]  # string columns
+    fts_columns: frozenset[str]  # columns with a native full-text (inverted) index
+    metadata: Mapping[str, Any]  # what the indexer recorded (embedding model...), else {}
+    source_columns: tuple[str, ...] = SOURCE_COLUMNS
+
+    @property
+    def source_column(self) -> str | None:
+        """The column that names each row's document, most specific first; None when there is none."""
+        return next((c for c in self.source_columns if c in self.columns), None)
+
+    def vector(self, name: str) -> VectorColumn | None:
+        return next((v for v in self.vectors if v.name == name), None)
+
+    def vector_model(self, column: VectorColumn) -> str | None:
+        """The model that made a column's vectors: its field tag, else the table's metadata."""
+        return column.model or self.metadata.get("embedding_model")
+
+
+def fts_indices(table: Any) -> list[Any]:
+    """The full-text (inverted) index configs of an open LanceDB table."""
+    return [index for index in table.list_indices() if str(index.index_type).upper() in FTS_INDEX_TYPES]
+
+
+def table_facts(name: str, table: Any) -> TableFacts:
+    """Facts of an open LanceDB table (one schema read, one index listing)."""
+    import pyarrow as pa
+
+    schema = table.schema
+    vectors = []
+    payload = []
+    for f in schema:
+        kind = f.type
+        if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
+            model = (f.metadata or {}).get(MODEL_TAG.encode())
+            vectors.append(VectorColumn(f.name, int(kind.list_size), model.decode() if model else None))
+        elif not (pa.types.is_list(kind) and pa.types.is_floating(kind.value_type)):
+            payload.append(f.name)
+    fts: set[str] = set()
+    for index in fts_indices(table):
+        fts |= set(index.columns)
+    return TableFacts(
+        name=name,
+        columns=tuple(schema.names),
+        types={f.name: f.type for f in schema},
+        vectors=tuple(vectors),
+        payload=tuple(payload),
+        text_columns=frozenset(f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)),
+        fts_columns=frozenset(fts),
+        metadata=_metadata(schema.metadata),
+    )
+
+
+def _metadata(raw_metadata: Mapping[bytes, bytes] | None) -> dict[str, Any]:
+    raw = (raw_metadata or {}).get(META_KEY.encode())
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -178,7 +178,7 @@ def root(
     ctx: typer.Context,
     db: Annotated[
         str | None,
-        typer.Option("--db", help="Database folder (overrides LANCEDB_PATH) for every command (index and init too).",
+        typer.Option("--db", help="Database folder for every command (overrides LANCEDB_PATH).",
                      metavar="PATH", show_default=False),
     ] = None,
     version: Annotated[

@@ -107,7 +107,8 @@ def test_switched_off_is_the_normal_import() -> None:
 @pytest.mark.parametrize("args", [
     ["search", "refund policy", "--json"],
     ["search", "how do I return a jacket", "--json", "--limit", "10"],
-    ["query", "--json", "--limit", "20"],
+    ["query", "what is the refund policy for jackets", "--json"],
+    ["show", "policies/refunds.md", "--json"],
     ["status", "--json"],
 ])
 def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: list[str]) -> None:

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import threading
 import time
+from contextlib import closing
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.pool import deferred_signals
 from lancelot_cli.indexer.sources import (
     HTML, MAX_FILE_BYTES, Document, SourceError, nothing_readable, nothing_to_index, read_document, scan,
 )
@@ -90,12 +93,42 @@ def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int
     ]
 
 
+class MissingModule(SourceError):
+    """A file could not be read because a Python module is missing: the install is broken, so
+    the run fails (every file of that kind would be skipped) instead of skipping the file."""
+
+
 def _read(args: tuple[str, str, int]) -> Document | SourceError:
     root, rel, max_bytes = args
     try:
         return read_document(Path(root), rel, max_bytes)
     except SourceError as exc:
-        return exc
+        missing = _import_error(exc)
+        return MissingModule(_install_hint(rel, missing)) if missing else exc
+
+
+def _import_error(exc: BaseException) -> ImportError | None:
+    """The ImportError behind ``exc`` (its cause or context, however deep), if any."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ImportError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _install_hint(rel: str, exc: ImportError) -> str:
+    detail = " ".join(str(exc).split())
+    # lxml.html.clean says which package it moved to; otherwise the missing module's top name.
+    package = "lxml_html_clean" if "lxml_html_clean" in detail else (exc.name or "").split(".")[0]
+    what = f"the Python package {package} is missing" if package else "a Python module is missing"
+    return (f"cannot read {rel}: {what} ({detail}); install it in Lancelot's environment"
+            + (f" (`pip install {package}`)" if package else "") + " or reinstall lancelot-cli, then run again")
+
+
+def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
+    how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return SourceError(f"the process reading it died ({how}); the file may crash the HTML parser")
 
 
 def _read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
@@ -104,12 +137,13 @@ def _read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int 
     workers = workers if workers is not None else (os.cpu_count() or 1)
     jobs = [(str(root), p, max_bytes) for p in paths]
     if workers > 1 and heavy >= POOL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            try:
-                yield from zip(paths, pool.map(_read, jobs, chunksize=4))
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        from lancelot_cli.indexer.pool import imap
+
+        results = imap(_read, jobs, workers, _crashed)
+        try:
+            yield from zip(paths, results)
+        finally:
+            results.close()  # an early stop (Ctrl-C, an error) kills the workers now
     else:
         for job in jobs:
             yield job[1], _read(job)
@@ -187,16 +221,6 @@ def _stat(path: Path) -> tuple[int | None, int | None]:
     return info.st_size, info.st_mtime_ns
 
 
-def _cap_front_matter(writer: Any, rows: list[dict[str, Any]], full: bool, report: IndexReport) -> None:
-    """Keep the table within ``MAX_META_COLUMNS`` front-matter columns (notes name the keys dropped);
-    a full run (``--rebuild``) also drops the columns no file carries any more."""
-    from lancelot_cli.indexer.meta_columns import cap, meta_keys
-
-    report.notes.extend(cap(rows, set() if full else writer.front_matter_columns()))
-    if full and writer.exists:
-        writer.drop_front_matter_columns({key for row in rows for key in meta_keys(row)})
-
-
 def index_folder(
     source: Path | str,
     database: str,
@@ -226,6 +250,59 @@ def index_folder(
     ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
     files over ``max_file_size`` bytes are skipped and reported.
     """
+    owns = _owns_signals()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if owns else None
+    try:
+        return _index(source, database, table, chunk_size, workers, progress, embed, model, on_embed, rebuild,
+                      extensions, max_file_size, storage_options, owns)
+    except Terminated:
+        raise Interrupted("terminated (SIGTERM); nothing was changed", signal.SIGTERM) from None
+    finally:
+        if owns:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that no ``except Exception`` on the way swallows it."""
+
+
+class Interrupted(IndexingError):
+    """The run was stopped by a signal; exits 128 + the signal's number (130 Ctrl-C, 143 SIGTERM)."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + int(signum)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _owns_signals() -> bool:
+    """True when the run may decide what SIGTERM does: the main thread, and no one else (such as
+    the watcher, which finishes its batch first) has taken SIGTERM."""
+    return (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+
+
+def _signal_name(signum: int) -> str:
+    return "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+
+
+def _cap_front_matter(writer: Any, rows: list[dict[str, Any]], full: bool, report: IndexReport) -> None:
+    """Keep the table within ``MAX_META_COLUMNS`` front-matter columns (notes name the keys dropped);
+    a full run (``--rebuild``) also drops the columns no file carries any more."""
+    from lancelot_cli.indexer.meta_columns import cap, meta_keys
+
+    report.notes.extend(cap(rows, set() if full else writer.front_matter_columns()))
+    if full and writer.exists:
+        writer.drop_front_matter_columns({key for row in rows for key in meta_keys(row)})
+
+
+def _index(source: Path | str, database: str, table: str, chunk_size: int, workers: int | None,
+           progress: Progress | None, embed: Embed | None, model: str | None,
+           on_embed: Callable[[int, int], None] | None, rebuild: bool, extensions: Iterable[str],
+           max_file_size: int, storage_options: dict[str, str] | None, owns: bool) -> IndexReport:
     started = time.perf_counter()
     root = Path(source).expanduser()
     if not root.is_dir():
@@ -253,15 +330,18 @@ def index_folder(
         todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
         scope = {rel for rel in state if rel not in stats}  # deleted files
         rows: list[dict[str, Any]] = []
-        for done, (rel, result) in enumerate(_read_all(root, todo, workers, max_file_size), start=1):
-            if isinstance(result, SourceError):
-                report.skipped.append((rel, str(result)))
-            else:
-                scope.add(rel)
-                rows.extend(rows_for(result, chunk_size, stats[rel]))
-                report.notes.extend((rel, note) for note in result.notes)
-            if progress:
-                progress(rel, done, len(todo))
+        with closing(_read_all(root, todo, workers, max_file_size)) as results:
+            for done, (rel, result) in enumerate(results, start=1):
+                if isinstance(result, MissingModule):
+                    raise IndexingError(str(result))
+                if isinstance(result, SourceError):
+                    report.skipped.append((rel, str(result)))
+                else:
+                    scope.add(rel)
+                    rows.extend(rows_for(result, chunk_size, stats[rel]))
+                    report.notes.extend((rel, note) for note in result.notes)
+                if progress:
+                    progress(rel, done, len(todo))
         report.read = len(todo) - len(report.skipped)
         report.files = len(paths) - len(report.skipped)
         if not rows and not writer.exists:
@@ -279,15 +359,21 @@ def index_folder(
             for row in rows:
                 row[VECTOR] = reuse.get(row[HASH])
             report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
-        if full or scope or not writer.exists:
-            written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
-                                   dimension=dimension)
-            report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
-            report.version, report.committed = written.version, written.committed
-        else:
-            report.version = writer.version
-        if not report.committed and writer.fold_unindexed():  # a run killed between its commit and optimize()
-            report.version = writer.version
-        report.chunks = writer.count()
+        # From here on the table changes: a Ctrl-C or SIGTERM waits for the commit (a second or so)
+        # and then ends the run, so what the message says matches what the table holds.
+        with deferred_signals(redeliver=not owns) as stopped:
+            if full or scope or not writer.exists:
+                written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
+                                       dimension=dimension)
+                report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
+                report.version, report.committed = written.version, written.committed
+            else:
+                report.version = writer.version
+            if not report.committed and writer.fold_unindexed():  # a run killed between its commit and optimize()
+                report.version = writer.version
+            report.chunks = writer.count()
+        if stopped.signum is not None:
+            what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
+            raise Interrupted(f"{_signal_name(stopped.signum)} after reading every file; {what}", stopped.signum)
     report.seconds = time.perf_counter() - started
     return report

@@ -1,0 +1,225 @@
+"""Worker processes for reading HTML, which never outlive the run that started them.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: a Ctrl-C could leave its parent and workers
+waiting on each other in its queue threads, and ``kill -9`` of the parent left its workers idle
+for good (issue 12, issue 16 #4). Here each worker has one pipe to the parent and no threads:
+
+- Workers are *spawned* (a fresh interpreter, not a fork of a process that has loaded lancedb's
+  runtime, which lancedb warns about). They ignore Ctrl-C: the terminal sends it to the whole
+  process group, and only the parent decides what it means. Their stderr is /dev/null, so one
+  hit by Ctrl-C while its interpreter starts dies without a traceback over the parent's output
+  (results and errors come back through the pipe).
+- A worker exits when its pipe ends (EOF: the parent is gone, whatever killed it) and, on Linux,
+  is also sent SIGKILL by the kernel when the parent dies (``PR_SET_PDEATHSIG``), even mid-file;
+  elsewhere a thread watches the parent's pid.
+- When the run stops early (interrupt, error), the parent kills its workers and reaps them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+# Jobs in flight per worker: one being read, one waiting, so a worker never idles on the pipe.
+AHEAD = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
+         ) -> Iterator[R]:
+    """``func(job)`` for every job, in the order of ``jobs``, computed by ``workers`` processes.
+
+    ``func`` must be a module-level function. A job whose worker died (a parser crash, the OOM
+    killer) gives ``crashed(job, exit code)`` and a new worker takes over. An exception raised
+    by ``func`` is raised here. Closing the iterator early kills the workers.
+    """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    ctx = multiprocessing.get_context("spawn")
+    pool: list[_Worker] = []
+    results: dict[int, tuple[bool, Any]] = {}
+    queue = deque(range(len(jobs)))
+    done = 0
+    finished = False
+    try:
+        pool = [_Worker(ctx, func) for _ in range(max(1, min(workers, len(jobs))))]
+        for worker in pool:
+            worker.feed(jobs, queue)
+        while done < len(jobs):
+            if done in results:
+                ok, value = results.pop(done)
+                done += 1
+                if not ok:
+                    raise value
+                yield value
+                continue
+            for conn in wait([w.conn for w in pool if w.pending]):
+                worker = next(w for w in pool if w.conn is conn)
+                try:
+                    index, ok, value = conn.recv()
+                except Exception:  # EOF or a torn message: the worker died
+                    code = worker.kill()
+                    for index in worker.pending:
+                        results[index] = (True, crashed(jobs[index], code))
+                    pool[pool.index(worker)] = replacement = _Worker(ctx, func)
+                    replacement.feed(jobs, queue)
+                    continue
+                worker.pending.remove(index)
+                results[index] = (ok, value)
+                worker.feed(jobs, queue)
+        finished = True
+    finally:
+        with deferred_signals():
+            _stop(pool, graceful=finished)
+
+
+class _Worker:
+    def __init__(self, ctx: Any, func: Callable[[Any], Any]) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child, os.getpid(), func), daemon=True,
+                                   name="lancelot-reader")
+        self.pending: deque[int] = deque()
+        with _stderr_to_devnull():
+            self.process.start()
+        child.close()  # the worker's end lives in the worker only: its death is EOF here
+
+    def feed(self, jobs: Sequence[Any], queue: deque[int]) -> None:
+        while queue and len(self.pending) < AHEAD:
+            index = queue.popleft()
+            self.conn.send((index, jobs[index]))
+            self.pending.append(index)
+
+    def kill(self) -> int | None:
+        self.process.kill()
+        self.process.join(2)
+        self.conn.close()
+        return self.process.exitcode
+
+
+def _stop(pool: list[_Worker], graceful: bool) -> None:
+    """End every worker: politely after a complete run, by SIGKILL otherwise; reap them all."""
+    for worker in pool:
+        if graceful:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+        else:
+            worker.process.kill()
+    deadline = time.monotonic() + 1.0
+    for worker in pool:
+        worker.process.join(max(0.0, deadline - time.monotonic()))
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(2)
+        worker.conn.close()
+
+
+def _serve(conn: Any, parent: int, func: Callable[[Any], Any]) -> None:
+    """A worker's loop: read a job, send ``(index, ok, result)``; stop at None or EOF."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; SIGTERM ends it
+    _die_with(parent)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        index, job = message
+        try:
+            reply = (index, True, func(job))
+        except Exception as exc:
+            reply = (index, False, exc)
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # an unpicklable result or exception
+            conn.send((index, False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _die_with(parent: int) -> None:
+    """Make this process end when ``parent`` does, even by SIGKILL, even in the middle of a file."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+@contextmanager
+def _stderr_to_devnull() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null for the moment a worker is started (it inherits it)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+class Deferred:
+    """The stop signal that arrived while signals were deferred (``signum`` None if none)."""
+
+    signum: int | None = None
+
+
+@contextmanager
+def deferred_signals(redeliver: bool = True) -> Iterator[Deferred]:
+    """Hold Ctrl-C and SIGTERM until the block ends (a commit or a cleanup that must not be cut
+    short), then act on them as usual (or leave that to the caller: ``redeliver`` False). Main
+    thread only; elsewhere the block runs as it is."""
+    got = Deferred()
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+
+    def hold(signum: int, frame: Any) -> None:
+        got.signum = got.signum or signum
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, hold)
+    try:
+        yield got
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if got.signum is not None and redeliver:
+            _redeliver(got.signum, previous[got.signum])
+
+
+def _redeliver(signum: int, handler: Any) -> None:
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        os.kill(os.getpid(), signum)

@@ -10,4 +10,4 @@ RUN pip install --no-cache-dir --target "${LAMBDA_TASK_ROOT}" /tmp/src && rm -rf
 # Lambda may write only under /tmp: Lancelot keeps its settings there.
 ENV LANCELOT_CONFIG_DIR=/tmp/lancelot
 
-CMD ["lancelot_cli.handler"]
+CMD ["lancelot_cli.server.aws_lambda.handler"]

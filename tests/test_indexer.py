@@ -241,8 +241,8 @@ def test_empty_and_blank_text_give_no_chunks_and_size_must_be_positive() -> None
 
 def test_long_paragraph_of_lines_is_cut_between_words() -> None:
     """A long paragraph whose words are separated by line breaks only (a list of URLs, one a
-    line) must be cut at a line break, not inside a word. Fails today: split_long only looks
-    for " " and cuts hard at ``size`` otherwise."""
+    line) must be cut at a line break, not inside a word. (It once failed: split_long looked
+    only for " " and cut hard at ``size`` otherwise.)"""
     paragraph = "\n".join(f"https://example.com/page{n:03}" for n in range(20))  # 28-char words
     chunks = chunk_text(paragraph, 100)
     assert all(len(c) <= 100 for c in chunks)
@@ -346,7 +346,7 @@ def test_title_of_file_with_crlf_front_matter(tmp_path: Path) -> None:
 
 def test_title_ending_in_hash_is_kept() -> None:
     """CommonMark: a closing "#" sequence must follow a space, so "# Learning C#" is the title
-    "Learning C#". Fails today: both the ATX pattern and clean_title drop the trailing "#"."""
+    "Learning C#". (It once failed: the ATX pattern and clean_title dropped the trailing "#".)"""
     assert markdown_title("# Learning C#\n\nBody.\n") == "Learning C#"
     assert markdown_title("# Closed ##\n") == "Closed"
 
@@ -528,8 +528,8 @@ def test_broken_and_unreadable_files_are_skipped_with_a_reason(docs: Path, tmp_p
 
 
 def test_named_pipe_does_not_hang_the_run(docs: Path, tmp_path: Path) -> None:
-    """A FIFO with a document suffix must be skipped (or reported), not read. Fails today:
-    walk lists it and read_document's read_bytes() blocks until a writer appears, forever."""
+    """A FIFO with a document suffix must be skipped (or reported), not read. (It once failed:
+    walk listed it and read_document's read_bytes() blocked until a writer appeared, forever.)"""
     fifo = docs / "pipe.md"
     os.mkfifo(fifo)
     thread, done, out = index_in_thread(docs, tmp_path / "db")
@@ -660,9 +660,9 @@ def test_reader_during_rebuilds_sees_old_or_new_table_only(tmp_path: Path) -> No
 
 def test_reader_during_first_build_never_sees_table_without_fts(tmp_path: Path) -> None:
     """The table must not appear before its full-text index: a reader that finds the table
-    and searches must succeed. Fails today: write_table creates the table, and only then
-    builds the index, so for a moment the table exists without it (the search raises
-    "Cannot perform full text search unless an INVERTED index has been created")."""
+    and searches must succeed. (It once failed: the table was created first and its index
+    built after, so for a moment the table existed without it and a search raised
+    "Cannot perform full text search unless an INVERTED index has been created".)"""
     src = tmp_path / "src"
     generate_folder(src, 300, "first")
     total = len(expected_rows(src))

@@ -18,7 +18,7 @@ import pytest
 
 import lancelot_cli
 from lancelot_cli.server import aws_lambda
-from tests.conftest import hash_tree
+from tests.conftest import REPO, hash_tree
 
 API_HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
 from tests.support.expected import TOOLS
@@ -255,13 +255,19 @@ def test_stateless_without_initialize_and_initialize_also_works(lam: Callable[..
     assert "documents" in json.dumps(status)
 
 
-def test_package_alias_handler(lam: Callable[..., Invoke]) -> None:
+def test_documented_handler_path(lam: Callable[..., Invoke]) -> None:
+    """The Dockerfile's CMD names the handler; the package itself no longer imports the server for it."""
+    import importlib
+
     lam()
-    response = lancelot_cli.handler(make_event(search("refund")), None)
+    cmd = (REPO / "Dockerfile").read_text(encoding="utf-8").rsplit("CMD", 1)[1]
+    module, _, name = json.loads(cmd)[0].rpartition(".")
+    handler = getattr(importlib.import_module(module), name)
+    response = handler(make_event(search("refund")), None)
     assert hit_sources(response)[0] == "policies/refunds.md"
-    assert aws_lambda._handler is not None  # the alias goes through the same cached handler
-    result = assert_ok(lancelot_cli.handler(make_event(LIST), None))
+    result = assert_ok(handler(make_event(LIST), None))
     assert {tool["name"] for tool in result["tools"]} == TOOLS
+    assert not hasattr(lancelot_cli, "handler")
 
 
 def test_query_and_version_tools(lam: Callable[..., Invoke]) -> None:
@@ -561,7 +567,7 @@ def test_warm_invocations_reuse_handler_engine_and_connection(
 
     assert "policies/shipping.md" in hit_sources(invoke(make_event(search("shipping"))))
     assert_ok(invoke(make_event(rpc("tools/call", {"name": "lancedb_status", "arguments": {}}))))
-    assert lancelot_cli.handler(make_event(search("warranty")), None)["statusCode"] == 200
+    assert aws_lambda.handler(make_event(search("warranty")), None)["statusCode"] == 200
 
     assert aws_lambda._handler is first
     assert find_engines(aws_lambda._handler.app) == [engine]

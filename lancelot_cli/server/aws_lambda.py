@@ -57,7 +57,7 @@ def build_handler() -> Any:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """The Lambda entry point (`lancelot_cli.handler`)."""
+    """The Lambda entry point (`lancelot_cli.server.aws_lambda.handler`, the Dockerfile's CMD)."""
     global _handler
     if _handler is None:
         _handler = build_handler()

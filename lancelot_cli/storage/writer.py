@@ -1,9 +1,10 @@
 """The only code that writes a LanceDB table. Used by `lancelot index`, never by the server.
 
 How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified there):
-1. A new table is created empty and gets its full-text index before any row exists. In a local
-   folder this happens in a hidden staging folder, and the finished table is moved into place
-   with one rename, so a reader never sees the table without its index.
+1. A new table in a local folder is built whole (its rows, then its full-text index) in a hidden
+   staging folder and moved into place with one rename, so a reader sees no table, then all of it,
+   never an empty or unindexed one. (Object stores have no rename: there the table is created
+   empty and indexed at once, then filled as below.)
 2. Every write of rows is one ``merge_insert`` commit: rows whose hash changed (or that still lack
    a vector) are updated, new ones inserted, rows no longer in the folder deleted. A reader sees
    the old content or the new one.
@@ -204,6 +205,8 @@ class TableWriter:
         import pyarrow as pa
 
         created = self._tbl is None
+        if created and is_local(self.db_uri):
+            return self._write_first(rows, model, dimension)
         if created:
             with _guard("create", self.db_uri, self.name):
                 self._tbl = _create_indexed(self._db, self.db_uri, self.name)
@@ -247,6 +250,24 @@ class TableWriter:
             merge.execute(data, on_bad_vectors="null")
             self._tbl.optimize()
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True)
+
+    def _write_first(self, rows: Sequence[dict[str, Any]], model: str | None, dimension: int | None) -> WriteResult:
+        """A new table in a local folder is built whole (rows, columns, full-text index) in a hidden
+        staging folder and moved into place with one rename: a reader sees no table, then all of it."""
+        root = local_path(self.db_uri)
+        staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
+        try:
+            with _guard("create", self.db_uri, self.name):
+                staged = TableWriter(staging, self.name)
+                staged.db_uri = self.db_uri  # (for error messages)
+                staged._tbl = _empty_indexed(staged._db, self.name)
+            result = staged.write(rows, model=model, dimension=dimension)
+            with _guard("create", self.db_uri, self.name):
+                os.rename(os.path.join(staging, f"{self.name}.lance"), os.path.join(root, f"{self.name}.lance"))
+                self._tbl = self._db.open_table(self.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return WriteResult(result.added, 0, 0, int(self._tbl.version), committed=True)
 
     def _add_columns_for(self, rows: Sequence[dict[str, Any]]) -> None:
         """Columns for keys the rows bring (front matter), typed from their values."""
@@ -338,7 +359,9 @@ def writer_lock(db_uri: str, table: str) -> Iterator[None]:
     """Hold the table's writer lock (a file in the database folder) for the block.
 
     A second `lancelot index` on the same table refuses at once instead of racing the first.
-    The kernel drops the lock when the process dies, even by SIGKILL. Also removes staging
+    The kernel drops the lock when the process dies, even by SIGKILL: it is an ``flock`` on a
+    descriptor that child processes do not inherit (Python opens files non-inheritable, and the
+    HTML workers are spawned, not forked), so no worker can keep it. Also removes staging
     folders that a killed run left behind. Object stores have no such lock: run one indexer.
     """
     if not is_local(db_uri):
@@ -355,10 +378,10 @@ def writer_lock(db_uri: str, table: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
+            holder = handle.read().strip()  # empty while the holder has not written its pid yet
+            who = f"another `lancelot index` (pid {holder})" if holder.isdigit() else "another `lancelot index`"
             raise IndexingError(
-                f"another `lancelot index` (pid {holder}) is updating table {table!r} in {root}; "
-                f"wait for it to finish or stop it"
+                f"{who} is updating table {table!r} in {root}; wait for it to finish or stop it, then run again"
             ) from None
         handle.seek(0)
         handle.truncate()
@@ -377,25 +400,18 @@ def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> Writ
     return TableWriter(db_uri, table).write(rows)
 
 
-def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
-    """An empty table that has its full-text index from the moment a reader can see it."""
-    import lancedb
+def _empty_indexed(db: Any, table: str) -> Any:
+    """An empty table with its full-text index."""
+    tbl = db.create_table(table, schema=table_schema())
+    tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+    return tbl
 
-    if not is_local(db_uri):
-        # Object stores have no atomic rename: create, then index at once (a reader may see the
-        # empty table without its index for that moment, and falls back to the substring scan).
-        tbl = db.create_table(table, schema=table_schema())
-        tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
-        return tbl
-    root = local_path(db_uri)
-    staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
-    try:
-        staged = lancedb.connect(staging).create_table(table, schema=table_schema())
-        staged.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
-        os.rename(os.path.join(staging, f"{table}.lance"), os.path.join(root, f"{table}.lance"))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return db.open_table(table)
+
+def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
+    """A new table in an object store, which has no atomic rename: created, then indexed at once
+    (a reader may see it empty and without its index for that moment; it falls back to a scan).
+    Local folders build the whole table aside instead (``TableWriter._write_first``)."""
+    return _empty_indexed(db, table)
 
 
 def _fts_columns(tbl: Any) -> set[str]:

@@ -168,6 +168,11 @@ def test_table_names_from_the_global_db(table_db: Path) -> None:
     assert resolve(["--db", str(table_db), "query", "x", "--table"], "") == ["documents", "notes"]
 
 
+def test_index_completes_table_names_from_its_db_argument(table_db: Path, tmp_path: Path) -> None:
+    """`lancelot index SRC DB --table <TAB>` (index's --table now completes, like every command's)."""
+    assert resolve(["index", str(tmp_path), str(table_db), "--table"], "") == ["documents", "notes"]
+
+
 def test_table_names_from_lancedb_path(monkeypatch: pytest.MonkeyPatch, table_db: Path) -> None:
     monkeypatch.setenv("LANCEDB_PATH", str(table_db))
     assert resolve(["search", "x", "--table"], "") == ["documents", "notes"]

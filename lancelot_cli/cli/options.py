@@ -32,8 +32,12 @@ def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
 
 def _completion_db(ctx: typer.Context) -> str | None:
     current: Any = ctx
-    while current is not None:  # the command's --db, then the root's
-        value = (current.params or {}).get("db")
+    while current is not None:  # the command's --db (index: its DB argument), then the root's
+        params = current.params or {}
+        value = params.get("db") or params.get("database")
+        if not value and "database" in params and len(current.args) > 1:
+            # `index SRC DB --table <TAB>`: with --table's value missing, click leaves SRC and DB unparsed
+            value = current.args[1]
         if value:
             return str(value)
         current = current.parent

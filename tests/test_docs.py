@@ -169,6 +169,20 @@ def test_every_command_is_shown_in_the_readme(reference: list[CommandDoc]) -> No
     assert missing == [], f"commands never shown in README.md: {missing}"
 
 
+def test_every_setting_is_in_the_readme_settings_table() -> None:
+    """The README's Settings table lists every variable Lancelot reads (settings.ENVIRONMENT: the table of
+    settings plus the key, its passphrase and the config folder), so a new setting cannot go undocumented."""
+    from lancelot_cli.settings import FIELDS, OTHER_ENVIRONMENT
+
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## Settings\n"):]
+    section = section[: section.index("\n## ", 1)]
+    rows = set(re.findall(r"^\| `([A-Z_]+)` \|", section, flags=re.MULTILINE))
+    openai_client_only = {"OPENAI_ORG_ID", "OPENAI_PROJECT_ID"}  # read by the openai client, not by Lancelot
+    wanted = {f.name for f in FIELDS} | (set(OTHER_ENVIRONMENT) - openai_client_only)
+    assert wanted - rows == set()
+
+
 def test_every_command_has_help(reference: list[CommandDoc]) -> None:
     for doc in reference:
         assert doc.summary, f"`{doc.path}` has no help text"

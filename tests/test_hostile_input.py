@@ -291,3 +291,12 @@ def test_an_unreadable_subfolder_is_named_in_the_summary(tmp_path: Path) -> None
         (tmp_path / "docs" / "locked").chmod(0o755)
     assert result.exit_code == 0, result.output
     assert "locked/: cannot read folder" in result.stderr
+
+
+def test_a_folder_whose_documents_git_ignores_says_so(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "notes.md", "# Notes\n\nbody\n")
+    write(docs / ".gitignore", "*.md\n")
+    subprocess.run(["git", "init", "-q", str(docs)], check=True, timeout=30)
+    with pytest.raises(IndexingError, match=r"excluded by \.gitignore \(1\)"):
+        index_folder(docs, str(tmp_path / "db"))

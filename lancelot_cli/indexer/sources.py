@@ -60,6 +60,7 @@ class Scan:
     paths: list[str] = field(default_factory=list)  # relative, forward slashes, sorted
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
     other: Counter[str] = field(default_factory=Counter)  # suffix -> files of a kind not indexed
+    ignored: int = 0  # documents that .gitignore excludes
 
 
 OUTSIDE_LINK = "a link to a file outside the folder: not indexed (copy the file in to index it)"
@@ -108,6 +109,7 @@ def scan(root: Path, extra: frozenset[str] = frozenset()) -> Scan:
             found.append(rel)
     ignored = git_ignored(root, found)
     result.paths = sorted(p for p in found if p not in ignored)
+    result.ignored = len(found) - len(result.paths)
     result.skipped.sort()
     return result
 
@@ -258,6 +260,10 @@ def nothing_to_index(root: Path, found: Scan) -> str:
     unread = f"; could not read {len(folders)} folder(s): {', '.join(folders[:5])}" if folders else ""
     links = sum(1 for _, reason in found.skipped if reason in (OUTSIDE_LINK, FOLDER_LINK))
     linked = f"; {links} link(s) not followed" if links else ""
+    if found.ignored:
+        linked += f"; {found.ignored} document(s) excluded by .gitignore"
+    if not total and found.ignored:
+        return f"nothing to index in {root}: every document is excluded by .gitignore ({found.ignored}){unread}"
     if not total:
         return (f"nothing to index in {root}: it holds no files (names starting with a dot are skipped){unread}"
                 f"{linked}; give the folder of your documents")

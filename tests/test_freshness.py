@@ -268,13 +268,14 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     """After every batch `status` shows the new row count, a later updatedAt, and a full-text index
     that covers every row (`unindexed == 0`)."""
     from lancelot_cli.engine import Engine
+    from tests.test_engine import wired  # replies in their JSON form
     from lancelot_cli.settings import load
 
     db = tmp_path / "db"
     watcher = Watcher(docs, db, tmp_path)
     try:
         watcher.wait_ready(docs)
-        engine = Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None)
+        engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
 
         def table_status() -> dict[str, Any]:
             (table,) = engine.status()["tables"]
@@ -405,7 +406,7 @@ def _check_table(reader: Any, old: int, new: int) -> tuple[str, list[str]]:
     or all at ``new`` (ids, chunk count, markers), and the whole table at one of the two. Returns
     the table's version ("old"/"new"/"mixed") and the inconsistencies found."""
     table = reader.table("documents")
-    rows = table.scan(["id", "path", "text"]).to_pylist()
+    rows = table.rows(["id", "path", "text"])
     problems = []
     by_path: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -530,6 +531,7 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     search finds them (unindexed rows are searched too), and the next normal run, although no file
     changed, folds them into the full-text index so that status shows `unindexed == 0` again."""
     from lancelot_cli.engine import Engine
+    from tests.test_engine import wired  # replies in their JSON form
     from lancelot_cli.settings import load
 
     db = tmp_path / "db"
@@ -541,7 +543,7 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     crashed = subprocess.run([sys.executable, "-c", CRASH_BEFORE_INDEX_UPDATE, str(docs), str(db)],
                              capture_output=True, text=True, timeout=120, env=subprocess_env())
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
-    engine = Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None)
+    engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
     assert table_rows(db) == folder_rows(docs)
     assert {hit["source"] for hit in engine.search("crashindexword", limit=50)["hits"]} == set(changed)
     (table,) = engine.status()["tables"]

@@ -214,8 +214,10 @@ def cli_indexed(s3: S3, docs_src: Path, tmp_path_factory: pytest.TempPathFactory
     return {"summary": json.loads(out.stdout), "stderr": out.stderr, "seconds": time.monotonic() - started}
 
 
-def _engine(db: str, **env: str) -> Engine:
-    return Engine(load(environ={**os.environ, "LANCEDB_PATH": db, **env}), find_key=lambda: None)
+def _engine(db: str, **env: str) -> Any:
+    from tests.test_engine import wired  # replies in their JSON form, as the tool sends them
+
+    return wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": db, **env}), find_key=lambda: None))
 
 
 def _local_answers(local_db: Path) -> dict[str, dict[str, Any]]:
@@ -225,7 +227,7 @@ def _local_answers(local_db: Path) -> dict[str, dict[str, Any]]:
 
 def _rows(db: str, **env: str) -> list[tuple[str, str]]:
     table = _engine(db, **env).database().table("documents")
-    return sorted((row["id"], row["hash"]) for row in table.scan(["id", "hash"]).to_pylist())
+    return sorted((row["id"], row["hash"]) for row in table.rows(["id", "hash"]))
 
 
 # -- writing into the bucket ---------------------------------------------------------------------

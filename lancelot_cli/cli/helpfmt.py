@@ -43,11 +43,12 @@ def styling() -> tuple[bool, bool]:
     if env.get("_TYPER_FORCE_DISABLE_TERMINAL"):
         return False, False
     forced = bool(env.get("FORCE_COLOR") or env.get("PY_COLORS") or env.get("GITHUB_ACTIONS"))
-    on = forced or (_isatty(sys.stdout) and env.get("TERM") != "dumb")
+    on = forced or (isatty(sys.stdout) and env.get("TERM") != "dumb")
     return on, on and not env.get("NO_COLOR")
 
 
-def _isatty(stream: Any) -> bool:
+def isatty(stream: Any) -> bool:
+    """True for a terminal; False for a pipe, a file, a closed or replaced stream (CliRunner's)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):

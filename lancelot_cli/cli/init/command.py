@@ -10,10 +10,11 @@ missing ones are named in one error line (exit 1), never an ``EOFError`` or a ha
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from lancelot_cli.cli.helpfmt import isatty
 from lancelot_cli.cli.init.answers import InitOptions
 from lancelot_cli.cli.init.flow import execute
 from lancelot_cli.cli.init.prompts import QuestionaryPrompter, key_problem
@@ -24,13 +25,6 @@ HELP = ("Set up Lancelot: the database folder, the default table and an optional
         "kept in the OS keychain or an encrypted file); prints ready-to-paste MCP client configurations. "
         "Without a terminal, answer with the flags. --show prints the settings and where each comes from; "
         "--forget removes the stored key.")
-
-
-def _is_tty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def _read_key_from_stdin() -> str:
@@ -94,5 +88,5 @@ def init(
     api_key = _read_key_from_stdin() if api_key_stdin else None
     options = InitOptions(db=db, table=table, api_key=api_key, no_api_key=no_api_key, base_url=base_url,
                           embedding_model=embedding_model, yes=yes)
-    interactive = not yes and _is_tty(sys.stdin) and _is_tty(sys.stdout)
+    interactive = not yes and isatty(sys.stdin) and isatty(sys.stdout)
     execute(options, QuestionaryPrompter() if interactive else None, interactive=interactive)

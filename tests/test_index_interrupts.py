@@ -115,6 +115,7 @@ def interrupt_once(src: Path, db: Path, config: Path, sig: int, delay: float, *,
         time.sleep(0.01)
     time.sleep(delay)
     finished_first = proc.poll() is not None
+    members = len(group_members(pgid))  # the parent, and its workers when the pool runs
     sent = time.monotonic()
     if not finished_first:
         if to_group:
@@ -134,7 +135,7 @@ def interrupt_once(src: Path, db: Path, config: Path, sig: int, delay: float, *,
     proc.stdout and proc.stdout.close()
     proc.stderr and proc.stderr.close()
     return {"signal": signal.Signals(sig).name, "delay": round(delay, 2), "finishedFirst": finished_first,
-            "code": code, "exitSeconds": round(exit_s, 3), "leftover": left, "stderr": err,
+            "code": code, "exitSeconds": round(exit_s, 3), "members": members, "leftover": left, "stderr": err,
             "tableBefore": before, "tableAfter": table_state(db)}
 
 
@@ -174,7 +175,7 @@ def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, t
     for attempt in range(20):
         sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGTERM
         results.append(interrupt_once(pages, db, tmp_path, sig, rnd.uniform(0.0, 3.0)))
-    summary = [{k: r[k] for k in ("signal", "delay", "code", "exitSeconds", "leftover")} for r in results]
+    summary = [{k: r[k] for k in ("signal", "delay", "code", "exitSeconds", "members", "leftover")} for r in results]
     print("\n" + "\n".join(json.dumps(s) for s in summary))
     problems = []
     for r in results:
@@ -200,12 +201,15 @@ def test_sigkill_of_the_parent_leaves_no_worker_and_no_lock(pages: Path, tmp_pat
     db = _first_index(pages, tmp_path)
     rnd = random.Random(int(os.environ.get("LANCELOT_TEST_SEED", "0")) or None)
     leftovers = []
+    pooled = 0
     for _ in range(8):
         r = interrupt_once(pages, db, tmp_path, signal.SIGKILL, rnd.uniform(0.2, 3.0), to_group=False)
         leftovers.append(r["leftover"])
+        pooled += r["members"] > 2  # the parent, the resource tracker, and at least one worker
         assert r["tableAfter"] == r["tableBefore"] or r["finishedFirst"], r
-    print(f"\nleft after SIGKILL: {leftovers}")
+    print(f"\nleft after SIGKILL: {leftovers}; kills while workers ran: {pooled}")
     assert not any(leftovers), leftovers
+    assert pooled >= 4
     done = subprocess.run([*lancelot_command(), "index", str(pages), str(db), "--json"], capture_output=True,
                           text=True, env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"),
                           timeout=300)
@@ -232,3 +236,29 @@ def test_a_missing_module_fails_the_run_with_what_to_install(tmp_path: Path, cou
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "pip install lxml_html_clean" in lines[0], lines[0]
     assert table_state(db) is None  # nothing written
+
+
+def test_a_worker_that_dies_costs_one_file_not_the_run(pages: Path, tmp_path: Path) -> None:
+    """A worker killed mid-run (as by a parser crash or the OOM killer): the file it was reading is
+    listed as skipped with the reason, a new worker takes over, and the run completes."""
+    db = tmp_path / "db"
+    proc = start_index(pages, db, tmp_path, "--json")
+    victim = None
+    deadline = time.monotonic() + 120
+    while victim is None and proc.poll() is None and time.monotonic() < deadline:
+        for pid in group_members(proc.pid):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ") if pid != proc.pid else b""
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                victim = pid
+                break
+        time.sleep(0.05)
+    assert victim is not None, "no worker seen"
+    time.sleep(1.0)  # let it get to work
+    os.kill(victim, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    report = json.loads(out)
+    reasons = [s["reason"] for s in report["skipped"]]
+    assert len(reasons) == 1 and "process reading it died (signal 9)" in reasons[0], reasons
+    assert report["files"] == 240 - len(reasons)
+    assert wait_group_gone(proc.pid, 1.0) == []

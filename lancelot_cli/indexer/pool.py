@@ -70,8 +70,10 @@ def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Calla
                     index, ok, value = conn.recv()
                 except Exception:  # EOF or a torn message: the worker died
                     code = worker.kill()
-                    for index in worker.pending:
-                        results[index] = (True, crashed(jobs[index], code))
+                    # It read its jobs in order: the first one killed it, the others go back in line.
+                    first, *others = worker.pending
+                    results[first] = (True, crashed(jobs[first], code))
+                    queue.extendleft(reversed(others))
                     pool[pool.index(worker)] = replacement = _Worker(ctx, func)
                     replacement.feed(jobs, queue)
                     continue
@@ -97,8 +99,11 @@ class _Worker:
     def feed(self, jobs: Sequence[Any], queue: deque[int]) -> None:
         while queue and len(self.pending) < AHEAD:
             index = queue.popleft()
-            self.conn.send((index, jobs[index]))
             self.pending.append(index)
+            try:
+                self.conn.send((index, jobs[index]))
+            except OSError:  # the worker just died: its EOF is next, and the loop hands its jobs on
+                return
 
     def kill(self) -> int | None:
         self.process.kill()

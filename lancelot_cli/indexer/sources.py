@@ -3,7 +3,8 @@
 Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``);
 HTML goes through trafilatura (main content, as Markdown), with lxml as the fallback for pages
 trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
-lines. In a git work tree, files that ``.gitignore`` excludes are left out.
+lines. In a git work tree, files that ``.gitignore`` excludes are left out. Nothing outside the
+folder is read: links to folders are not followed, links to files only when they point inside.
 """
 
 from __future__ import annotations

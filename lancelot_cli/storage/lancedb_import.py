@@ -158,6 +158,8 @@ class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
         namespace["__getattr__"] = __getattr__
         namespace["__dir__"] = __dir__
         exec(compile(self._tree, self.path, "exec"), namespace)
+        if "__all__" not in namespace:  # `import *` still gives every public name, loading them
+            namespace["__all__"] = sorted(n for n in {*namespace, *names, *submodules} if not n.startswith("_"))
         deferred[module.__name__] = len(names)
 
 

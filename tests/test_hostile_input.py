@@ -300,3 +300,20 @@ def test_a_folder_whose_documents_git_ignores_says_so(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(docs)], check=True, timeout=30)
     with pytest.raises(IndexingError, match=r"excluded by \.gitignore \(1\)"):
         index_folder(docs, str(tmp_path / "db"))
+
+
+def test_rebuild_brings_a_table_made_before_the_cap_within_it(tmp_path: Path) -> None:
+    """A table that gained hundreds of front-matter columns before the cap existed keeps them on an
+    ordinary re-run, and a --rebuild drops all but the 64 its files carry most."""
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    keys = "\n".join(f"k{n:03d}: {n}" for n in range(200))
+    write(docs / "many.md", f"---\n{keys}\n---\n# Many\n\nbody\n")
+    from lancelot_cli.indexer import rows_for
+    from lancelot_cli.storage.writer import write_table
+
+    write_table(str(db), "documents", rows_for(read_document(docs, "many.md"), stat=(1, 1)))
+    assert len([c for c in columns(db) if c not in OWN_COLUMNS]) == 200
+    index_folder(docs, str(db), rebuild=True)
+    meta = [c for c in columns(db) if c not in OWN_COLUMNS]
+    assert meta == [f"k{n:03d}" for n in range(MAX_META_COLUMNS)]
+    assert rows(db)[0]["k063"] == 63

@@ -22,6 +22,7 @@ from lancelot_cli.errors import (
     ColumnNotFoundError,
     ConfigError,
     DatabaseNotFoundError,
+    DocumentNotFoundError,
     InvalidArgumentError,
     LancelotError,
     TableNotFoundError,
@@ -857,3 +858,54 @@ def test_engine_never_writes(monkeypatch, vector_env, vector_db, anythingllm_db,
     sample.query("refund", warm_start=True)
     sample.status(verbose=True)
     assert (hash_tree(vector_db), hash_tree(anythingllm_db), hash_tree(sample_db)) == before
+
+
+# -- the typed core: models out of the engine, one wire form, hints worded per surface --------------
+
+
+def test_engine_returns_models_and_the_wire_form_leaves_the_text_out(monkeypatch, sample_db):
+    from lancelot_cli.engine import SearchRequest
+    from lancelot_cli.models import ContextBlock, Hit, SearchResult
+
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    engine = Engine(load())
+    result = engine.search(SearchRequest("refund policy", limit=3, search_type="text"))
+    assert isinstance(result, SearchResult) and result.count == len(result.hits) == 3
+    assert all(isinstance(hit, Hit) and hit.text for hit in result.hits)
+    # The keyword form is the same request.
+    assert engine.search("refund policy", limit=3, search_type="text") == result
+    wire = to_wire(result)
+    assert list(wire) == ["query", "table", "searchType", "ranking", "count", "hits"]
+    assert all("text" not in hit for hit in wire["hits"])
+    assert isinstance(engine.query("refund policy"), ContextBlock)
+
+
+def test_an_error_hint_is_worded_for_an_agent_and_for_a_person(monkeypatch, sample_db):
+    """The engine's message is neutral; the MCP tool points at lancedb_search / textColumn, the
+    terminal at `lancelot search` / --text-column (issue 15: terminal messages spoke MCP)."""
+    import anyio
+    from mcp import Client
+    from typer.testing import CliRunner
+
+    from lancelot_cli.cli.app import app
+    from lancelot_cli.server.app import build_server
+
+    monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
+    with pytest.raises(DocumentNotFoundError) as caught:
+        Engine(load()).document("nope.md")
+    assert "lancedb_search" not in str(caught.value) and caught.value.hint == "find_source"
+
+    async def tool(name: str, arguments: dict[str, Any]) -> str:
+        async with Client(build_server(load())) as client:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error
+            return result.content[0].text
+
+    assert "(use lancedb_search to find one)" in anyio.run(tool, "lancedb_document", {"source": "nope.md"})
+    assert "(pass textColumn or set" in anyio.run(tool, "lancedb_search", {"query": "x", "textColumn": "nope"})
+    shown = CliRunner().invoke(app, ["show", "nope.md"], prog_name="lancelot")
+    assert shown.exit_code == 1 and "(run `lancelot search` to find one)" in shown.stderr
+    assert "lancedb_" not in shown.stderr
+    searched = CliRunner().invoke(app, ["search", "x", "--text-column", "nope"], prog_name="lancelot")
+    assert searched.exit_code == 1 and "(pass --text-column or set LANCEDB_TEXT_COLUMN)" in searched.stderr
+    assert "textColumn" not in searched.stderr

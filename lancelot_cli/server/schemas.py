@@ -1,4 +1,5 @@
-"""Output schemas of the tools (published as ``outputSchema``; the replies are the engine's dicts)."""
+"""Output schemas of the tools (published as ``outputSchema``); the replies are ``wire.to_wire`` of
+the engine's models, whose key order the golden test pins."""
 
 from __future__ import annotations
 

@@ -66,26 +66,11 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
 
     `lancelot init` calls this too, for "index a folder into it now".
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from lancelot_cli.cli import render
     from lancelot_cli.indexer.run import Options, run
 
-    options = options or Options()
-    model = settings.embedding_model
-    console = render.stderr()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
-        reading = bar.add_task("reading", total=None)
-        embedding = bar.add_task("embedding", total=None, visible=False)
-
-        def progress(rel: str, done: int, total: int) -> None:
-            bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
-
-        def on_embed(done: int, total: int) -> None:
-            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
-
-        report = run(settings, source, options, progress=progress, on_embed=on_embed)
+    with render.index_progress(settings.embedding_model) as (progress, on_embed):
+        report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed)
     summary = report.as_dict()
     render.index_summary(summary)
     return summary

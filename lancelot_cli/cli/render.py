@@ -14,6 +14,8 @@ terminal.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -270,6 +272,27 @@ def status_reply(reply: Status, settings: Settings) -> None:
 
 
 # -- index ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def index_progress(model: str) -> Iterator[tuple[Callable[[str, int, int], None], Callable[[int, int], None]]]:
+    """Progress bars on stderr while indexing (only on a terminal; removed when done). Yields the two
+    callbacks `indexer.run` takes: ``progress(path, done, total)`` and ``on_embed(done, total)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = stderr()
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
+        reading = bar.add_task("reading", total=None)
+        embedding = bar.add_task("embedding", total=None, visible=False)
+
+        def progress(rel: str, done: int, total: int) -> None:
+            bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
+
+        def on_embed(done: int, total: int) -> None:
+            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
+
+        yield progress, on_embed
 
 
 def index_summary(report: dict[str, Any]) -> None:

@@ -46,6 +46,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
     sys.path.insert(0, str(REPO))
 
+from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
+
 DATA = (REPO / ".." / "shared" / "data" / "scifact").resolve()
 RESULTS = Path(__file__).resolve().parent / "results" / "http_load.json"
 CHUNK_SIZES = range(700, 99, -50)  # tried largest first
@@ -359,7 +361,7 @@ def in_process(engine: Any, queries: list[str], clients: int, calls: int, thread
         for query in per_thread[k]:
             t0 = time.perf_counter()
             try:
-                reply = engine.search(query, limit=LIMIT)
+                reply = to_wire(engine.search(query, limit=LIMIT))
                 if not isinstance(reply, dict) or "hits" not in reply:
                     errors[k] += 1
             except Exception:  # noqa: BLE001 - counted
@@ -438,7 +440,7 @@ def main() -> None:
         engine = Engine(settings)
         for i in range(opts.warmup):
             engine.search(queries[i % len(queries)], limit=LIMIT)
-        first = engine.search(queries[0], limit=LIMIT)
+        first = to_wire(engine.search(queries[0], limit=LIMIT))
         print("In-process runs...", flush=True)
         seq_row = in_process(engine, queries, opts.clients, opts.calls, 1)
         par_row = in_process(engine, queries, opts.clients, opts.calls, opts.clients)

@@ -51,6 +51,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
     sys.path.insert(0, str(REPO))
 
+from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
+
 DATA = (REPO / ".." / "shared" / "data" / "scifact").resolve()
 EMBED_SERVER = (REPO / ".." / "shared" / "tools" / "embed_server.py").resolve()
 RESULTS = Path(__file__).resolve().parent / "results" / "quality.json"
@@ -303,7 +305,7 @@ def run_engine(engine: Any, queries: dict[str, str], search_type: str, limit: in
     for n, (qid, text) in enumerate(queries.items(), start=1):
         t0 = time.perf_counter()
         try:
-            reply = engine.search(text, limit=limit, search_type=search_type)
+            reply = to_wire(engine.search(text, limit=limit, search_type=search_type))
         except Exception as exc:  # noqa: BLE001 - counted; a variant may reject some queries
             errors.setdefault(" ".join(str(exc).split())[:200], []).append(qid)
             runs[qid] = []
@@ -507,10 +509,12 @@ QUERY_VARIANTS: dict[str, Bm25 | None] = {
 
 
 def bm25_patch(variant: Bm25 | None):  # type: ignore[no-untyped-def]
-    """Context manager: ``Engine._bm25`` replaced by ``variant`` (None: left as shipped)."""
-    from lancelot_cli.engine import Engine
+    """Context manager: ``engine.ranking.bm25`` replaced by ``variant`` (None: left as shipped)."""
+    from lancelot_cli.engine import ranking
 
-    return patched(Engine, "_bm25", variant) if variant is not None else contextlib.nullcontext()
+    if variant is None:
+        return contextlib.nullcontext()
+    return patched(ranking, "bm25", lambda ask, limit: variant(None, ask, limit))
 
 
 def _query_words(q: str) -> list[str]:
@@ -540,17 +544,17 @@ def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options:
     with bm25_patch(bm25):
         for ident, path in IDENTIFIERS.items():
             try:
-                reply = engine.search(ident, limit=10, search_type="text")
+                reply = to_wire(engine.search(ident, limit=10, search_type="text"))
             except Exception as exc:  # noqa: BLE001 - reported
                 ranks[ident] = f"error: {exc}"
                 continue
             sources = [h["source"] for h in reply["hits"]]
             ranks[ident] = sources.index(path) + 1 if path in sources else None
         try:
-            phrase = engine.search('"full-text index"', limit=5, search_type="text")
+            phrase = to_wire(engine.search('"full-text index"', limit=5, search_type="text"))
         except Exception as exc:  # noqa: BLE001 - e.g. no positions in the index
             phrase = {"hits": [], "error": str(exc)}
-        stop_words = engine.search("the of and", limit=5, search_type="text")
+        stop_words = to_wire(engine.search("the of and", limit=5, search_type="text"))
     found = sum(1 for r in ranks.values() if r == 1)
     return {"ranks": ranks, "top1": found, "of": len(IDENTIFIERS),
             "phrase_query_ok": bool(phrase["hits"]) and phrase["hits"][0]["source"] == "ids/decisions.md",
@@ -696,7 +700,7 @@ def main() -> None:  # noqa: C901 - a linear script
 def tuning(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str],
            qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]], url: str,
            memo: dict[str, list[float]], shipped_db: Path, parts: set[str]) -> dict[str, Any]:
-    from lancelot_cli import engine as engine_module
+    from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
     out: dict[str, Any] = {"fts": [], "title": [], "query": [], "hybrid": [], "recommended": [], "parts": sorted(parts)}
     # Speed only: snippets do not affect ranking, and at limit 100 the engine's snippet() takes
@@ -709,7 +713,7 @@ def tuning(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries:
 def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tuple[str, str]],
             queries: dict[str, str], qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]],
             url: str, memo: dict[str, list[float]], shipped_db: Path, parts: set[str]) -> dict[str, Any]:
-    from lancelot_cli import engine as engine_module
+    from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
     kept: dict[tuple[str, str], dict[str, Runs]] = {}  # runs in memory only, for paired comparisons
 
@@ -849,7 +853,7 @@ def evaluate_config(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]],
                     query_name: str, depth: int, k: int,
                     kept: dict[tuple[str, str], dict[str, Runs]] | None = None) -> dict[str, Any]:
     """One configuration end to end: its table, its query handling, its fusion constants."""
-    from lancelot_cli import engine as engine_module
+    from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
     db = tmp / f"config-{abs(hash(name))}"
     write_variant(db, base_rows, fts_options, with_vectors=True)

@@ -37,6 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
+
 from tests.benchmarks.quality import DATA, load_corpus, load_queries, markdown, percentile  # noqa: E402
 
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
@@ -98,7 +100,7 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
         for i in range(calls):
             query = queries[i % len(queries)]
             t0 = time.perf_counter()
-            local = engine.search(query)
+            local = to_wire(engine.search(query))
             local_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             result = await client.call_tool("lancedb_search", {"query": query})

@@ -19,7 +19,7 @@ Per size N:
 3. Searches in-process through ``Engine.search`` (limit --limit), SciFact claims as queries, query
    vectors from the cache (so no HTTP time is counted): ``text`` with the index, and ``text`` on the
    SAME table with the engine forced onto its no-index substring scan (a monkeypatch of
-   ``ReadOnlyTable.fts_columns``: a measurement aid, not a change); ``vector`` and ``hybrid`` by a
+   ``storage.facts.fts_indices``: a measurement aid, not a change); ``vector`` and ``hybrid`` by a
    flat scan; then builds an IVF_PQ index (lancedb defaults, L2 like the engine's search; the package
    builds no vector index: this is an experiment) and repeats them. Recall@10 of the ANN results
    against the flat (exact) ones, also with ``refine_factor=10`` (raw lancedb, an experiment).
@@ -52,6 +52,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
 
 from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
     DATA, DIMENSION, EMBED_SERVER, MODEL, EmbedServerProcess, load_corpus, load_queries, patched, percentile,
@@ -257,7 +259,7 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     from lancelot_cli.credentials import FoundKey
     from lancelot_cli.engine import Engine
     from lancelot_cli.storage import writer
-    from lancelot_cli.storage.reader import ReadOnlyTable
+    from lancelot_cli.storage import facts as storage_facts
     from lancelot_cli.storage.schema import FTS_INDEX_NAME, TEXT
 
     out: dict[str, Any] = {"rows": n}
@@ -316,7 +318,7 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
 
     def run(label: str, search_type: str, sample: list[str], expect: str) -> list[Any]:
         def one(q: str) -> dict[str, Any]:
-            reply = engine.search(q, limit=limit, search_type=search_type)
+            reply = to_wire(engine.search(q, limit=limit, search_type=search_type))
             if reply["ranking"] != expect:
                 raise SystemExit(f"{label}: expected ranking {expect}, got {reply['ranking']} ({reply.get('note')})")
             return reply
@@ -329,7 +331,7 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     tbl = engine._table(None)
     columns = [c for c in tbl.columns if c != "vector"]
     search["text (lancedb FTS call only)"], _ = timed(lambda q: tbl.fts(q, TEXT, limit, columns), texts)
-    with patched(ReadOnlyTable, "fts_columns", lambda self: set()):  # the same table, without using its index
+    with patched(storage_facts, "fts_indices", lambda table: []):  # the same table, without using its index
         run("text (substring scan, same table)", "text", scan_texts, "substring")
     exact_vec = [ids_of(r) for r in run("vector (flat, exact)", "vector", texts, "distance")]
     run("hybrid (BM25 + flat vector)", "hybrid", texts, "rrf")

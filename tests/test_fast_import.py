@@ -135,11 +135,20 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
     assert outputs[0] == outputs[1] and json.loads(outputs[0])["hits"]
 
 
+def test_only_a_verified_lancedb_gets_the_deferral() -> None:
+    """Importing the client alone (no lancedb being imported) is the normal import."""
+    code = ("import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"
+            "import lance_namespace_urllib3_client\nprint(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.stdout.split() == ["{}", "True"], proc.stderr[-2000:]
+
+
 def test_an_unexpected_package_layout_loads_the_normal_way() -> None:
     package = "lance_namespace_urllib3_client"
     expected = b'"""doc"""\n__version__ = "1"\nfrom lance_namespace_urllib3_client.api.x import X\n'
-    tree, names = lancedb_import._plan(package, expected)
-    assert names == {"X": ("lance_namespace_urllib3_client.api.x", "X")} and len(tree.body) == 2
+    tree, names, version = lancedb_import._plan(package, expected)
+    assert names == {"X": ("lance_namespace_urllib3_client.api.x", "X")} and len(tree.body) == 2 and version == "1"
     for source in (expected + b"X.configure()\n",  # code that needs the deferred name at import
                    expected + b"from lance_namespace_urllib3_client.models import *\n",
                    expected + b"import urllib3\n",

@@ -204,6 +204,8 @@ class LancelotServer(MCPServer):
             # The SDK sends the message back as an is_error result's text: the agent reads it too.
             error = type(exc).__name__
             reply_chars = len(str(exc))
+            if type(exc) is ToolError and len(str(exc)) > MAX_ERROR_CHARS:  # "Unknown tool: <a 10 KB name>"
+                raise ToolError(_capped(str(exc))) from None
             raise
         finally:
             self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), reply_chars, error)

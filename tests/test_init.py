@@ -133,7 +133,7 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
     out, err = capsys.readouterr()
 
     db = tmp_path / "db"
-    assert plan.db_path == str(db) and db.is_dir()
+    assert plan.db_uri == str(db) and db.is_dir()
     import lancedb
 
     assert lancedb.connect(str(db)).open_table("documents").count_rows() > 0
@@ -162,7 +162,7 @@ def test_rerun_offers_the_stored_answers_as_defaults(tmp_path, sample_db, isolat
     plan = wizard(ENTER * 4, cwd=tmp_path)  # folder, table, "keep the stored key", "change endpoint? no"
     out, err = capsys.readouterr()
 
-    assert plan.db_path == str(sample_db) and plan.key_action == "keep"
+    assert plan.db_uri == str(sample_db) and plan.key_action == "keep"
     assert stored_settings(isolated_env) == previous  # same answers; the setting init does not ask about is kept
     assert (isolated_env / keyfile.KEY_FILE).read_bytes() == key_file  # the key was not rewritten
     assert embed_server.requests == 0  # a kept key on an unchanged endpoint is not re-checked
@@ -186,7 +186,7 @@ def test_a_file_is_not_accepted_as_the_database_folder(tmp_path, sample_db, isol
             + f"{CLEAR}{sample_db}{ENTER}"       # corrected
             + ENTER)                             # table
     plan = wizard(keys, cwd=tmp_path, no_api_key=True)
-    assert plan.db_path == str(sample_db)
+    assert plan.db_uri == str(sample_db)
     assert stored_settings(isolated_env)["LANCEDB_PATH"] == str(sample_db)
 
 
@@ -199,7 +199,7 @@ def test_a_missing_folder_can_be_created_empty_or_another_chosen(tmp_path, sampl
     elsewhere = tmp_path / "nowhere"
     keys = f"{CLEAR}{elsewhere}{ENTER}" + DOWN * 2 + ENTER + f"{CLEAR}{sample_db}{ENTER}" + ENTER
     plan = wizard(keys, cwd=tmp_path, no_api_key=True)
-    assert plan.db_path == str(sample_db) and not elsewhere.exists()
+    assert plan.db_uri == str(sample_db) and not elsewhere.exists()
 
 
 def test_relative_and_home_paths_are_stored_absolute(tmp_path, sample_db, isolated_env, monkeypatch):
@@ -628,9 +628,9 @@ def test_the_database_default_is_not_a_prefix_of_what_is_typed(tmp_path, sample_
     other = tmp_path / "newdb"
     # typed without clearing anything first; it does not exist: "create it empty"; table: Enter
     plan = wizard(f"{other}{ENTER}" + DOWN + ENTER + ENTER, cwd=tmp_path, no_api_key=True)
-    assert plan.db_path == str(other) and plan.create_db
+    assert plan.db_uri == str(other) and plan.create_db
     plan = wizard(ENTER + "n" + ENTER, cwd=tmp_path, no_api_key=True)  # Enter alone takes it (then: index? no)
-    assert plan.db_path == str(other)
+    assert plan.db_uri == str(other)
 
 
 # -- 6. the real thing: a spawned server finds everything init stored ------------------------------------

@@ -23,7 +23,7 @@ class InitOptions:
 class Plan:
     """What init will do at the end: every write in one place, after every question."""
 
-    db_path: str
+    db_uri: str
     create_db: bool
     table: str
     key_action: str  # "store" (api_key), "keep" (whatever is stored), "remove" (forget it), "none"

@@ -48,17 +48,17 @@ def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string (escapes included) is a TOML basic string
 
 
-def client_configs(db_path: str, command: str = SCRIPT) -> dict[str, str]:
-    """Ready-to-paste MCP client configurations for the database ``db_path`` (absolute).
+def client_configs(db_uri: str, command: str = SCRIPT) -> dict[str, str]:
+    """Ready-to-paste MCP client configurations for the database ``db_uri`` (absolute).
 
     Returns ``claude`` (a shell command), ``json`` (Claude Desktop / Cursor ``mcpServers``), ``vscode_json``
     (``.vscode/mcp.json``), ``codex`` (``~/.codex/config.toml``), ``vscode`` and ``cursor`` (install links).
     """
-    env = {"LANCEDB_PATH": db_path}
+    env = {"LANCEDB_PATH": db_uri}
     args = ["serve"]
     server = {"command": command, "args": args, "env": env}
     claude = " ".join([
-        "claude", "mcp", "add", "--env", shlex.quote(f"LANCEDB_PATH={db_path}"), "--transport", "stdio",
+        "claude", "mcp", "add", "--env", shlex.quote(f"LANCEDB_PATH={db_uri}"), "--transport", "stdio",
         SERVER_NAME, "--", shlex.quote(command), *args,
     ])
     desktop = json.dumps({"mcpServers": {SERVER_NAME: server}}, indent=2)
@@ -67,7 +67,7 @@ def client_configs(db_path: str, command: str = SCRIPT) -> dict[str, str]:
         f"[mcp_servers.{SERVER_NAME}]",
         f"command = {_toml_string(command)}",
         f"args = [{', '.join(_toml_string(a) for a in args)}]",
-        f"env = {{ LANCEDB_PATH = {_toml_string(db_path)} }}",
+        f"env = {{ LANCEDB_PATH = {_toml_string(db_uri)} }}",
     ])
     vscode = "vscode:mcp/install?" + quote(json.dumps({"name": SERVER_NAME, **server}, separators=(",", ":")),
                                             safe="")
@@ -78,10 +78,10 @@ def client_configs(db_path: str, command: str = SCRIPT) -> dict[str, str]:
             "cursor": cursor}
 
 
-def print_client_configs(db_path: str, command: str | None = None) -> None:
+def print_client_configs(db_uri: str, command: str | None = None) -> None:
     """Print every configuration on stdout (the result of `init`; notes go to stderr)."""
     command = command or server_command()
-    configs = client_configs(db_path, command)
+    configs = client_configs(db_uri, command)
     lines = [
         "",
         f"Server command: {command}",

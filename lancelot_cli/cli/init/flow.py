@@ -33,19 +33,19 @@ from lancelot_cli.settings import DEFAULT_TABLE, blank
 from lancelot_cli.storage.schema import is_local
 
 
-def list_tables(db_path: str) -> list[str]:
+def list_tables(db_uri: str) -> list[str]:
     """The database's tables; [] when the folder is missing or cannot be read (said on stderr).
 
     Object-store URIs are not listed (that would need the store's credentials and network here).
     """
-    if not is_local(db_path) or not os.path.isdir(db_path):
+    if not is_local(db_uri) or not os.path.isdir(db_uri):
         return []
     from lancelot_cli.storage.reader import ReadOnlyDatabase
 
     try:
-        return list(ReadOnlyDatabase(db_path).table_names())
+        return list(ReadOnlyDatabase(db_uri).table_names())
     except Exception as exc:  # an unreadable or remote database: init can still store the path
-        say(f"note: could not list the tables in {db_path} ({type(exc).__name__}); "
+        say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); "
             f"`lancelot status` will say more")
         return []
 
@@ -94,16 +94,16 @@ class Wizard(KeyQuestions):
     def run(self) -> Plan:
         """Ask (or take from flags) every answer; return the plan. Writes nothing."""
         self._require_answers()
-        db_path, create = self._database()
-        table = self._table(db_path)
+        db_uri, create = self._database()
+        table = self._table(db_uri)
         stored = dict(self.previous)
-        stored["LANCEDB_PATH"] = db_path
+        stored["LANCEDB_PATH"] = db_uri
         stored["LANCEDB_TABLE"] = table
         action, api_key = self._key(stored)
         endpoint = ("OPENAI_BASE_URL", "EMBEDDING_MODEL")
         if not self._measured and any(stored.get(n) != self.previous.get(n) for n in endpoint):
             stored.pop("EMBEDDING_DIMENSIONS", None)  # measured for another endpoint or model: now unknown
-        return Plan(db_path=db_path, create_db=create, table=table, key_action=action, api_key=api_key,
+        return Plan(db_uri=db_uri, create_db=create, table=table, key_action=action, api_key=api_key,
                     stored=stored)
 
     def _require_answers(self) -> None:
@@ -186,8 +186,8 @@ class Wizard(KeyQuestions):
                 return path, True
             given = None
 
-    def _index_into(self, db_path: str) -> None:
-        """Index a folder into ``db_path`` now, as `lancelot index SRC DB` does (progress bar, summary on
+    def _index_into(self, db_uri: str) -> None:
+        """Index a folder into ``db_uri`` now, as `lancelot index SRC DB` does (progress bar, summary on
         stderr), into the table that will be the default."""
         source = self.ask.path("Folder of documents to index (.md, .txt, .html):",
                                validate=lambda raw: source_problem(raw, self.cwd))
@@ -195,15 +195,15 @@ class Wizard(KeyQuestions):
         folder = (self.cwd / Path(source.strip()).expanduser()).resolve()
         from lancelot_cli.cli.index import index_with_progress
 
-        settings = settings_module.load(flags={"LANCEDB_PATH": db_path, "LANCEDB_TABLE": table}, environ=self.env)
+        settings = settings_module.load(flags={"LANCEDB_PATH": db_uri, "LANCEDB_TABLE": table}, environ=self.env)
         index_with_progress(settings, str(folder))
 
-    def _table(self, db_path: str) -> str:
-        tables = list_tables(db_path)
+    def _table(self, db_uri: str) -> str:
+        tables = list_tables(db_uri)
         flagged = self.options.table
         if flagged:
             if tables and flagged not in tables:
-                say(f"note: {db_path} has no table {flagged!r} yet (it has {', '.join(tables)})")
+                say(f"note: {db_uri} has no table {flagged!r} yet (it has {', '.join(tables)})")
             return flagged.strip()
         current = self.current("LANCEDB_TABLE")
         if current and (not tables or current in tables):
@@ -229,7 +229,7 @@ class Wizard(KeyQuestions):
 
         self.config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new config folder is private
         if plan.create_db:
-            Path(plan.db_path).mkdir(parents=True, exist_ok=True)
+            Path(plan.db_uri).mkdir(parents=True, exist_ok=True)
         key_note = None
         if plan.key_action == "store" and plan.api_key:
             result = credentials.store_key(self.config_dir, plan.api_key)
@@ -257,5 +257,5 @@ def execute(options: InitOptions, prompter: Prompter | None, *, interactive: boo
     wizard = Wizard(options, prompter, interactive=interactive, cwd=cwd)
     plan = wizard.run()
     wizard.apply(plan)
-    print_client_configs(plan.db_path)
+    print_client_configs(plan.db_uri)
     return plan

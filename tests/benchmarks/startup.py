@@ -1,6 +1,8 @@
 """Startup benchmark: how long `lancelot serve` takes to answer an MCP initialize over stdio, next to a
-bare hello-world MCPServer; the first `lancedb_search` call after connecting; and `lancelot --help`
-next to `python -c "import typer"`.
+bare hello-world MCPServer; the first `lancedb_search` call after connecting, and spawn → first search
+result next to spawn → the hello server's first tool result (target ≤ 1.8×), also with the lancedb
+import deferral off (`LANCELOT_NO_FAST_IMPORT=1`, issue 13); and `lancelot --help` next to
+`python -c "import typer"`.
 
 Run from the repository root:  python tests/benchmarks/startup.py [--runs 7] [--warmup 1]
 
@@ -75,7 +77,7 @@ def stats(runs: list[float]) -> dict[str, Any]:
 
 async def connect_once(command: str, args: list[str], env: dict[str, str], call: str | None) -> tuple[float, float | None]:
     """Seconds from before `async with Client(...)` to inside the block; then, if `call` names a tool,
-    the seconds of that first tools/call."""
+    the seconds of that first tools/call (``lancedb_search`` for "refund", or the hello tool)."""
     import mcp
 
     params = mcp.StdioServerParameters(command=command, args=args, env=env)
@@ -85,10 +87,11 @@ async def connect_once(command: str, args: list[str], env: dict[str, str], call:
         called = None
         if call is not None:
             t0 = time.perf_counter()
-            result = await client.call_tool(call, {"query": "refund", "limit": 5})
+            hello = call == "hello"
+            result = await client.call_tool(call, {} if hello else {"query": "refund", "limit": 5})
             called = time.perf_counter() - t0
             text = "".join(getattr(block, "text", "") for block in result.content)
-            if result.is_error or "policies/refunds.md" not in text:
+            if result.is_error or ("hi" if hello else "policies/refunds.md") not in text:
                 raise SystemExit(f"unexpected {call} result: {text[:500]}")
     return connected, called
 
@@ -143,15 +146,23 @@ def main() -> None:
         lancelot_connect: list[float] = []
         first_search: list[float] = []
         hello_connect: list[float] = []
+        first_result: list[float] = []
+        first_result_slow: list[float] = []
+        hello_first_result: list[float] = []
+        slow_env = {**serve_env, "LANCELOT_NO_FAST_IMPORT": "1"}
         for i in range(opts.warmup + opts.runs):
-            # Alternate the two servers so drift in machine load hits both alike.
+            # Alternate the servers so drift in machine load hits them alike.
             conn, call = anyio.run(connect_once, lancelot[0], [*lancelot[1:], "serve"], serve_env, "lancedb_search")
-            hconn, _ = anyio.run(connect_once, sys.executable, [str(hello)], base, None)
+            hconn, hcall = anyio.run(connect_once, sys.executable, [str(hello)], base, "hello")
+            sconn, scall = anyio.run(connect_once, lancelot[0], [*lancelot[1:], "serve"], slow_env, "lancedb_search")
             if i >= opts.warmup:
+                assert call is not None and hcall is not None and scall is not None
                 lancelot_connect.append(conn)
-                assert call is not None
                 first_search.append(call)
                 hello_connect.append(hconn)
+                first_result.append(conn + call)
+                first_result_slow.append(sconn + scall)
+                hello_first_result.append(hconn + hcall)
 
         help_runs = repeat(lambda: wall([*lancelot, "--help"], cli_env), opts.runs, opts.warmup)
         typer_runs = repeat(lambda: wall([sys.executable, "-c", "import typer"], cli_env), opts.runs, opts.warmup)
@@ -163,6 +174,9 @@ def main() -> None:
         "lancelot_serve_initialize": stats(lancelot_connect),
         "hello_server_initialize": stats(hello_connect),
         "lancelot_first_search_call": stats(first_search),
+        "lancelot_spawn_to_first_result": stats(first_result),
+        "lancelot_spawn_to_first_result_no_fast_import": stats(first_result_slow),
+        "hello_spawn_to_first_result": stats(hello_first_result),
         "lancelot_help": stats(help_runs),
         "python_import_typer": stats(typer_runs),
         "typer_app_help": stats(typer_help_runs),
@@ -175,6 +189,9 @@ def main() -> None:
     ratios = {
         "lancelot_serve_over_hello_server": ratio("lancelot_serve_initialize", "hello_server_initialize"),
         "lancelot_help_over_import_typer": ratio("lancelot_help", "python_import_typer"),
+        "first_result_over_hello": ratio("lancelot_spawn_to_first_result", "hello_spawn_to_first_result"),
+        "first_result_no_fast_import_over_hello": ratio("lancelot_spawn_to_first_result_no_fast_import",
+                                                        "hello_spawn_to_first_result"),
     }
     import importlib.metadata as md
 
@@ -199,6 +216,9 @@ def main() -> None:
         "lancelot_serve_initialize": "`lancelot serve`: stdio spawn → initialize result",
         "hello_server_initialize": "hello-world MCPServer: stdio spawn → initialize result",
         "lancelot_first_search_call": "`lancelot serve`: first `lancedb_search` call after connect",
+        "lancelot_spawn_to_first_result": "`lancelot serve`: stdio spawn → first search result",
+        "lancelot_spawn_to_first_result_no_fast_import": "the same, `LANCELOT_NO_FAST_IMPORT=1`",
+        "hello_spawn_to_first_result": "hello-world MCPServer: stdio spawn → first tool result",
         "lancelot_help": "`lancelot --help` (wall)",
         "python_import_typer": "`python -c \"import typer\"` (wall)",
         "typer_app_help": "one-command Typer app `--help` (wall, reference)",
@@ -211,6 +231,8 @@ def main() -> None:
     for key, label in labels.items():
         print(f"| {label} | {results[key]['median_s'] * 1000:.0f} | {results[key]['min_s'] * 1000:.0f} |")
     for key, label in (("lancelot_serve_over_hello_server", "ratio lancelot serve / hello server"),
+                       ("first_result_over_hello", "ratio first search result / hello first result (target ≤ 1.8×)"),
+                       ("first_result_no_fast_import_over_hello", "the same, `LANCELOT_NO_FAST_IMPORT=1`"),
                        ("lancelot_help_over_import_typer", "ratio `lancelot --help` / `import typer`")):
         print(f"| {label} | {ratios[key]['median']:.2f}× | {ratios[key]['min']:.2f}× |")
     print(f"\nResults written to {opts.output}")

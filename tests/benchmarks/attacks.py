@@ -131,15 +131,27 @@ class Stdio:
         except ValueError:
             return {"stdout-not-json": line[:200].decode(errors="replace")}
 
+    def reply_to(self, request_id: Any) -> Any:
+        """The reply with this id, skipping late replies to earlier requests (None after TIMEOUT)."""
+        deadline = time.monotonic() + TIMEOUT
+        while (left := deadline - time.monotonic()) > 0:
+            reply = self.receive(left)
+            if reply is None or not isinstance(reply, dict) or reply.get("id") == request_id \
+                    or "stdout-not-json" in reply:
+                return reply
+        return None
+
     def initialize(self) -> None:
         self.send(INIT)
         self.receive()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def alive(self) -> bool:
-        self.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
-        reply = self.receive(10)
-        return isinstance(reply, dict) and reply.get("id") == "ping"
+        self.pings = getattr(self, "pings", 0) + 1
+        ping_id = f"ping-{self.pings}"
+        self.send({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})
+        reply = self.reply_to(ping_id)
+        return isinstance(reply, dict) and reply.get("id") == ping_id
 
     def stop(self) -> None:
         if self.proc.stdin:
@@ -214,7 +226,7 @@ def bad_args_stdio(server: Stdio, cases: list[tuple[str, dict[str, Any]]]) -> tu
     failures = 0
     for n, (name, arguments) in enumerate(cases):
         server.send(rpc(name, arguments, n))
-        failures += not explains(server.receive(), n)
+        failures += not explains(server.reply_to(n), n)
     return len(cases), failures
 
 

@@ -26,7 +26,7 @@ __all__ = ["Embedder", "Engine"]
 
 
 class Engine:
-    """Read-only operations over the database named by ``settings.db_path``.
+    """Read-only operations over the database named by ``settings.db_uri``.
 
     Args:
         settings: resolved settings.
@@ -56,12 +56,12 @@ class Engine:
     def database(self) -> ReadOnlyDatabase:
         """The database, opened on first use."""
         if self._db is None:
-            if not self.settings.db_path:
+            if not self.settings.db_uri:
                 raise ConfigError(
                     "no database configured: set LANCEDB_PATH to your database folder, pass --db, "
                     "or run `lancelot init`"
                 )
-            self._db = ReadOnlyDatabase(self.settings.db_path, self.settings.consistency_seconds,
+            self._db = ReadOnlyDatabase(self.settings.db_uri, self.settings.consistency_seconds,
                                         dict(self.settings.storage_options or {}))
         return self._db
 

@@ -19,9 +19,9 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
            verbose: bool = False) -> Status:
     """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
     s = settings
-    path = display_uri(s.db_path) if s.db_path else None
-    store = store_kind(s.db_path) if s.db_path else None
-    consistency = s.consistency_seconds if s.db_path else None
+    path = display_uri(s.db_uri) if s.db_uri else None
+    store = store_kind(s.db_uri) if s.db_uri else None
+    consistency = s.consistency_seconds if s.db_uri else None
     tables: list[TableStatus] = []
     error = None
     try:

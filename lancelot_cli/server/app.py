@@ -114,7 +114,7 @@ def instructions(settings: Settings) -> str:
         "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
         "lancedb_status when something fails or to see tables and vectors.",
     ]
-    path = settings.db_path
+    path = settings.db_uri
     if not path:
         lines.append("No database is configured yet (LANCEDB_PATH is unset); tools will say how to set it.")
         return " ".join(lines)

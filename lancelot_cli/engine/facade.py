@@ -81,14 +81,26 @@ class Engine:
                                        f"got {budget!r}")
         return budget
 
-    def search(self, query: str | SearchRequest, **options: Any) -> SearchResult:
-        """Ranked hits: ``search(SearchRequest(...))`` or ``search(query, limit=..., search_type=...,
-        table=..., text_column=..., vector_column=..., path_prefix=..., filters=...)``.
+    def search(
+        self,
+        query: str | SearchRequest,
+        *,
+        limit: int | None = None,
+        search_type: str = "auto",
+        table: str | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        path_prefix: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> SearchResult:
+        """Ranked hits for a ``SearchRequest``, or for ``query`` with the same fields as keywords.
 
         ``path_prefix`` and ``filters`` (column -> value, or a list of values for any of them)
         narrow the rows *before* ranking, so a filtered search still returns its best hits.
         """
-        request = query if isinstance(query, SearchRequest) else SearchRequest(query, **options)
+        request = query if isinstance(query, SearchRequest) else SearchRequest(
+            query, limit=limit, search_type=search_type, table=table, text_column=text_column,
+            vector_column=vector_column, path_prefix=path_prefix, filters=filters)
         limit = self._limit(request.limit)
         searching.check_search_type(request.search_type)
         tbl = self._table(request.table)

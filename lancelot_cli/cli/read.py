@@ -1,12 +1,11 @@
-"""`status`, `search`, `query`, `version`: the MCP tools' engine, printed for a person or as JSON.
+"""`status`, `search`, `query`, `show`, `version`: the engine's models, drawn for a person (`render`) or as JSON (`wire`).
 
 `render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, TypeVar
 

@@ -53,12 +53,22 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
     )
     start = 0
     if positions:
-        # Slide a window over the match positions and keep the one that covers most distinct words.
+        # Slide a window over the match positions and keep the first one that covers most distinct
+        # words: two pointers and a count per word, so a long text with many matches stays linear.
         best = (-1, 0)
+        counts: dict[str, int] = {}
+        end_index = 0
         for i, (pos, _) in enumerate(positions):
-            covered = {w for p, w in positions[i:] if p < pos + size * 0.8}
-            if len(covered) > best[0]:
-                best = (len(covered), pos)
+            while end_index < len(positions) and positions[end_index][0] < pos + size * 0.8:
+                word = positions[end_index][1]
+                counts[word] = counts.get(word, 0) + 1
+                end_index += 1
+            if len(counts) > best[0]:
+                best = (len(counts), pos)
+            word = positions[i][1]
+            counts[word] -= 1
+            if not counts[word]:
+                del counts[word]
         start = max(0, best[1] - size // 4)
     end = min(len(flat), start + size)
     start = max(0, end - size)

@@ -571,6 +571,36 @@ def test_snippet_is_short_and_centred_on_a_match(tokens, data):
         assert cut == text
 
 
+def _window_start_by_brute_force(flat: str, words: list[str], size: int) -> int:
+    """Where the snippet's window starts, by trying every match (what `snippet` did before it
+    became linear: the first match position whose window covers the most distinct words)."""
+    positions = sorted((m.start(), w) for w in words for m in re.finditer(re.escape(w), flat, re.I))
+    best = (-1, 0)
+    for i, (pos, _) in enumerate(positions):
+        covered = {w for p, w in positions[i:] if p < pos + size * 0.8}
+        if len(covered) > best[0]:
+            best = (len(covered), pos)
+    return max(0, best[1] - size // 4)
+
+
+@given(
+    tokens=st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=6), min_size=40, max_size=400),
+    data=st.data(),
+)
+@hsettings(max_examples=60, deadline=None)
+def test_snippet_window_is_the_one_covering_most_words(tokens, data):
+    text = " ".join(tokens)
+    words = data.draw(st.lists(st.sampled_from(tokens), min_size=1, max_size=4, unique=True))
+    size = data.draw(st.sampled_from([40, 120, 300]))
+    flat = " ".join(text.split())
+    start = _window_start_by_brute_force(flat, words, size)
+    # Same window: the cut begins at the brute-force start (moved back near the end of the text,
+    # and on to the next word boundary, as the snippet does).
+    cut = snippet(text, words, size)
+    body = cut.removeprefix("…").removesuffix("…")
+    assert flat.find(body) in range(max(0, min(start, len(flat) - size)), start + 31)
+
+
 # -- 5. query: the packed context block --------------------------------------------------------------
 
 SECTION = re.compile(r"^## \[(\d+)\] (.+)$", re.M)

@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import hashlib
 import os
-import signal
-import threading
 import time
 from contextlib import closing
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
-from lancelot_cli.indexer.pool import deferred_signals
+from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
+from lancelot_cli.indexer.signals import Interrupted, deferred_signals, owns_signals, signal_name, sigterm_raises
 from lancelot_cli.indexer.sources import (
-    HTML, MAX_FILE_BYTES, Document, SourceError, nothing_readable, nothing_to_index, read_document, scan,
+    HTML, MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable, nothing_to_index, read_document, scan,
 )
 from lancelot_cli.storage.schema import (
     CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
     is_local, local_path,
 )
+
+# The index options a table has when none were saved with it.
+DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
 
 # Below this many HTML files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -56,6 +58,7 @@ class IndexReport:
     truncated: int = 0
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
+    site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class IndexReport:
             "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
             "withoutVectors": self.without_vectors,
             "notes": [{"path": p, "note": n} for p, n in self.notes],
+            "site": self.site,
         }
 
 
@@ -213,6 +217,12 @@ def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _title_suffix(root: Path, paths: list[str]) -> str | None:
+    """The title suffix nearly every HTML page of the folder repeats ("— Django 4.2 documentation"),
+    from all pages, not only the ones read this run, so that titles stay the same between runs."""
+    return common_suffix(quick_title(str(root / rel)) for rel in paths if Path(rel).suffix.lower() in HTML)
+
+
 def _stat(path: Path) -> tuple[int | None, int | None]:
     try:
         info = path.stat()
@@ -236,6 +246,8 @@ def index_folder(
     extensions: Iterable[str] = (),
     max_file_size: int = MAX_FILE_BYTES,
     storage_options: dict[str, str] | None = None,
+    exclude: Iterable[str] | None = None,
+    site_detection: bool | None = None,
 ) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``.
 
@@ -248,45 +260,18 @@ def index_folder(
     the previous table as it was. One writer at a time: a second run on the same table refuses.
     Changing ``chunk_size`` applies to files read from then on: pass ``rebuild`` to re-chunk all.
     ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
-    files over ``max_file_size`` bytes are skipped and reported.
+    files over ``max_file_size`` bytes are skipped and reported. A file that cannot be read
+    because a Python module is missing fails the run (``IndexingError`` naming what to install).
+    Ctrl-C and SIGTERM stop the run at once (KeyboardInterrupt, ``Interrupted`` with exit code
+    143; during the commit, after it: see ``signals``), and the HTML workers with it.
+    ``exclude`` (gitignore-style patterns, besides the folder's ``.lancelotignore``) and
+    ``site_detection`` (keep a documentation site's rendered pages only) are saved with the
+    table; None uses what the table saved.
     """
-    owns = _owns_signals()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if owns else None
-    try:
+    owns = owns_signals()
+    with sigterm_raises(owns):
         return _index(source, database, table, chunk_size, workers, progress, embed, model, on_embed, rebuild,
-                      extensions, max_file_size, storage_options, owns)
-    except Terminated:
-        raise Interrupted("terminated (SIGTERM); nothing was changed", signal.SIGTERM) from None
-    finally:
-        if owns:
-            signal.signal(signal.SIGTERM, previous)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C so that no ``except Exception`` on the way swallows it."""
-
-
-class Interrupted(IndexingError):
-    """The run was stopped by a signal; exits 128 + the signal's number (130 Ctrl-C, 143 SIGTERM)."""
-
-    def __init__(self, message: str, signum: int) -> None:
-        super().__init__(message)
-        self.exit_code = 128 + int(signum)
-
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
-def _owns_signals() -> bool:
-    """True when the run may decide what SIGTERM does: the main thread, and no one else (such as
-    the watcher, which finishes its batch first) has taken SIGTERM."""
-    return (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
-
-
-def _signal_name(signum: int) -> str:
-    return "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+                      extensions, max_file_size, storage_options, owns, exclude, site_detection)
 
 
 def _cap_front_matter(writer: Any, rows: list[dict[str, Any]], full: bool, report: IndexReport) -> None:
@@ -302,7 +287,8 @@ def _cap_front_matter(writer: Any, rows: list[dict[str, Any]], full: bool, repor
 def _index(source: Path | str, database: str, table: str, chunk_size: int, workers: int | None,
            progress: Progress | None, embed: Embed | None, model: str | None,
            on_embed: Callable[[int, int], None] | None, rebuild: bool, extensions: Iterable[str],
-           max_file_size: int, storage_options: dict[str, str] | None, owns: bool) -> IndexReport:
+           max_file_size: int, storage_options: dict[str, str] | None, owns: bool,
+           exclude: Iterable[str] | None = None, site_detection: bool | None = None) -> IndexReport:
     started = time.perf_counter()
     root = Path(source).expanduser()
     if not root.is_dir():
@@ -322,14 +308,19 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         embedding = embed is not None and bool(model)
         full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))
         state = {} if full else writer.file_state()
-        found = scan(root, normalise_extensions(extensions))
+        saved = writer.index_options()
+        patterns = tuple(saved.get("exclude", ())) if exclude is None else tuple(p for p in exclude if p.strip())
+        detect = bool(saved.get("siteDetection", True)) if site_detection is None else site_detection
+        found = scan(root, normalise_extensions(extensions), patterns, detect)
+        report.site = found.site_note()
         paths = found.paths
         if not paths and not writer.exists:  # a first run that would make an empty table: say why
-            raise IndexingError(nothing_to_index(root, found))
+            raise NothingToIndex(nothing_to_index(root, found))
         stats = {rel: _stat(root / rel) for rel in paths}
         todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
         scope = {rel for rel in state if rel not in stats}  # deleted files
         rows: list[dict[str, Any]] = []
+        suffix = _title_suffix(root, paths) if any(Path(p).suffix.lower() in HTML for p in todo) else None
         with closing(_read_all(root, todo, workers, max_file_size)) as results:
             for done, (rel, result) in enumerate(results, start=1):
                 if isinstance(result, MissingModule):
@@ -338,6 +329,8 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
                     report.skipped.append((rel, str(result)))
                 else:
                     scope.add(rel)
+                    if suffix and result.kind == "html":
+                        result = replace(result, title=strip_suffix(result.title, suffix))
                     rows.extend(rows_for(result, chunk_size, stats[rel]))
                     report.notes.extend((rel, note) for note in result.notes)
                 if progress:
@@ -345,7 +338,7 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         report.read = len(todo) - len(report.skipped)
         report.files = len(paths) - len(report.skipped)
         if not rows and not writer.exists:
-            raise IndexingError(nothing_readable(root, report.skipped))
+            raise NothingToIndex(nothing_readable(root, report.skipped))
         report.skipped[:0] = found.skipped  # links not followed, folders that cannot be read
         _cap_front_matter(writer, rows, full, report)
         dimension = None
@@ -369,11 +362,14 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
                 report.version, report.committed = written.version, written.committed
             else:
                 report.version = writer.version
+            chosen = {"exclude": list(patterns), "siteDetection": detect}
+            if chosen != (saved or DEFAULT_OPTIONS) and writer.save_index_options(chosen):
+                report.version = writer.version
             if not report.committed and writer.fold_unindexed():  # a run killed between its commit and optimize()
                 report.version = writer.version
             report.chunks = writer.count()
         if stopped.signum is not None:
             what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
-            raise Interrupted(f"{_signal_name(stopped.signum)} after reading every file; {what}", stopped.signum)
+            raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum)
     report.seconds = time.perf_counter() - started
     return report

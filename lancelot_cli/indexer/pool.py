@@ -27,12 +27,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from lancelot_cli.indexer.signals import deferred_signals
+
 J = TypeVar("J")
 R = TypeVar("R")
 
 # Jobs in flight per worker: one being read, one waiting, so a worker never idles on the pipe.
 AHEAD = 2
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
@@ -82,7 +83,7 @@ def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Calla
                 worker.feed(jobs, queue)
         finished = True
     finally:
-        with deferred_signals():
+        with deferred_signals():  # a second Ctrl-C must not cut the clean-up short
             _stop(pool, graceful=finished)
 
 
@@ -190,41 +191,3 @@ def _stderr_to_devnull() -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
-
-
-class Deferred:
-    """The stop signal that arrived while signals were deferred (``signum`` None if none)."""
-
-    signum: int | None = None
-
-
-@contextmanager
-def deferred_signals(redeliver: bool = True) -> Iterator[Deferred]:
-    """Hold Ctrl-C and SIGTERM until the block ends (a commit or a cleanup that must not be cut
-    short), then act on them as usual (or leave that to the caller: ``redeliver`` False). Main
-    thread only; elsewhere the block runs as it is."""
-    got = Deferred()
-    if threading.current_thread() is not threading.main_thread():
-        yield got
-        return
-    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-
-    def hold(signum: int, frame: Any) -> None:
-        got.signum = got.signum or signum
-
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, hold)
-    try:
-        yield got
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if got.signum is not None and redeliver:
-            _redeliver(got.signum, previous[got.signum])
-
-
-def _redeliver(signum: int, handler: Any) -> None:
-    if callable(handler):
-        handler(signum, None)
-    elif handler == signal.SIG_DFL:
-        os.kill(os.getpid(), signum)

@@ -244,3 +244,99 @@ def test_model_mismatch_falls_back_to_text_naming_both_models(search_type: str, 
     assert reply["searchType"] == "text" and reply["count"] > 0
     assert MODEL in reply["note"] and "other-model" in reply["note"]
     assert embed_server.requests == requests  # no query vector was asked for
+
+
+# -- title, heading path and file path; chunks per document (issue 12) ------------------------------
+
+# "Sequences" names the topic only in its title and its path; the FAQ paragraph repeats the words.
+FIELD_DOCS = {
+    "reference/sequences.md": "# Sequences\n\nA sequence generator hands out unique numbers; nextval advances it "
+                              "and currval reads the value last returned in this session.\n",
+    "faq.md": "# Questions\n\nHow do I reset a counter? Counters, sequences and sequences of steps: see the "
+              "sequences page for sequences.\n",
+    "guides/backup.md": "# Backups\n\nCopy the data folder while the server is stopped.\n",
+    "auth/tokens.md": "# Access\n\nEach request carries a bearer value that expires after an hour.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def field_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("fields") / "docs"
+    write_docs(src, FIELD_DOCS)
+    db = src.parent / "db"
+    index_folder(src, str(db))
+    return db
+
+
+def test_title_and_path_are_searched_with_weights(field_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = engine_for(field_db, monkeypatch)
+    # The page titled "Sequences" beats the paragraph that repeats the word four times.
+    assert engine.search("sequences", search_type="text")["hits"][0]["source"] == "reference/sequences.md"
+    # A folder name is found through the file path, though no text says "auth".
+    assert [h["source"] for h in engine.search("auth", search_type="text")["hits"]] == ["auth/tokens.md"]
+    status = engine.status()["tables"][0]
+    assert set(status["fullTextColumns"]) == {"text", "title", "heading", "path"}
+    assert status["fullTextCoverage"]["indexed"] == len(FIELD_DOCS)  # per row, not summed over indexes
+
+
+def test_quoted_phrase_searches_the_text_only(field_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hits = engine_for(field_db, monkeypatch).search('"unique numbers"', search_type="text")["hits"]
+    assert [h["source"] for h in hits] == ["reference/sequences.md"]
+
+
+def test_table_indexed_before_gets_the_field_indexes_on_the_next_run(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import lancedb
+
+    from lancelot_cli.storage.schema import FIELD_INDEX_NAMES
+
+    src = tmp_path / "docs"
+    write_docs(src, FIELD_DOCS)
+    db = tmp_path / "db"
+    index_folder(src, str(db))
+    table = lancedb.connect(str(db)).open_table("documents")
+    for name in FIELD_INDEX_NAMES.values():  # as an older Lancelot left it: the text index only
+        table.drop_index(name)
+    engine = engine_for(db, monkeypatch)
+    before = engine.search("sequences", search_type="text")
+    assert before["hits"] and engine.status()["tables"][0]["fullTextColumns"] == ["text"]
+    index_folder(src, str(db))  # nothing changed in the files: only the indexes are built
+    assert set(engine.status()["tables"][0]["fullTextColumns"]) == {"text", "title", "heading", "path"}
+    assert engine.search("auth", search_type="text")["hits"][0]["source"] == "auth/tokens.md"
+
+
+@pytest.fixture(scope="module")
+def long_page_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One long page whose every section mentions the query, and five short pages that do once."""
+    src = tmp_path_factory.mktemp("long") / "docs"
+    sections = "".join(f"## Part {n}\n\n" + f"Vacuum part {n} reclaims storage. " * 30 + "\n\n" for n in range(12))
+    docs = {"manual.md": "# Manual\n\n" + sections}
+    docs.update({f"short{n}.md": f"# Note {n}\n\nA note that mentions vacuum once, and other things.\n"
+                 for n in range(5)})
+    write_docs(src, docs)
+    db = src.parent / "db"
+    index_folder(src, str(db), chunk_size=800)
+    return db
+
+
+def test_at_most_two_chunks_of_a_document_by_default(long_page_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = engine_for(long_page_db, monkeypatch)
+    hits = engine.search("vacuum", limit=10, search_type="text")["hits"]
+    sources = [h["source"] for h in hits]
+    assert sources[:2] == ["manual.md", "manual.md"]
+    assert sorted(sources[2:7]) == [f"short{n}.md" for n in range(5)]
+    # Fewer documents than the limit: the held-back chunks follow, best first.
+    assert len(hits) == 10 and sources[7:] == ["manual.md"] * 3
+    every = [h["source"] for h in engine.search("vacuum", limit=10, search_type="text", per_document=0)["hits"]]
+    assert every == ["manual.md"] * 10
+    three = [h["source"] for h in engine.search("vacuum", limit=6, search_type="text", per_document=3)["hits"]]
+    assert three[:3] == ["manual.md"] * 3 and "manual.md" not in three[3:]
+
+
+@pytest.mark.parametrize("value", [-1, 201, 1.5, True, "2"])
+def test_per_document_must_be_a_small_whole_number(value: object, sample_db: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from lancelot_cli.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="perDocument must be a whole number from 0"):
+        engine_for(sample_db, monkeypatch).search("refund", per_document=value)

@@ -92,15 +92,18 @@ class Engine:
         vector_column: str | None = None,
         path_prefix: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        per_document: int | None = None,
     ) -> SearchResult:
         """Ranked hits for a ``SearchRequest``, or for ``query`` with the same fields as keywords.
 
         ``path_prefix`` and ``filters`` (column -> value, or a list of values for any of them)
         narrow the rows *before* ranking, so a filtered search still returns its best hits.
+        ``per_document``: at most this many chunks of one document among the hits (None: the
+        default, ``ranking.PER_DOCUMENT``; 0: every chunk).
         """
         request = query if isinstance(query, SearchRequest) else SearchRequest(
             query, limit=limit, search_type=search_type, table=table, text_column=text_column,
-            vector_column=vector_column, path_prefix=path_prefix, filters=filters)
+            vector_column=vector_column, path_prefix=path_prefix, filters=filters, per_document=per_document)
         limit = self._limit(request.limit)
         searching.check_search_type(request.search_type)
         tbl = self._table(request.table)

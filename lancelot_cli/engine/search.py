@@ -11,6 +11,7 @@ from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
+from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 from lancelot_cli.textmatch import query_words
@@ -31,6 +32,7 @@ class SearchRequest:
     path_prefix: str | None = None
     filters: Mapping[str, Any] | None = None
 
+    per_document: int | None = None  # chunks of one document among the hits; 0: no cap
 
 @dataclass(frozen=True)
 class Plan:
@@ -60,10 +62,14 @@ def check_search_type(search_type: str) -> None:
 def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: str, limit: int,
         embedding: Embedding) -> SearchResult:
     """Run ``request`` on ``tbl`` (limit and search type already checked)."""
-    tbl.require_column(text_col, "text")
     facts = tbl.facts
-    ask = ranking.Ask(tbl, request.query, query_words(request.query), text_col, limit, list(facts.payload),
-                      build_filter(facts, request.path_prefix, request.filters))
+    tbl.require_column(text_col, "text", facts)
+    cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
+    if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
+        raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
+    ask = ranking.Ask(tbl, request.query, query_words(request.query), text_col, limit, ranking.reply_columns(facts),
+                      build_filter(facts, request.path_prefix, request.filters), facts, cap,
+                      ranking.field_boosts(facts, text_col))
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
     hits: list[Hit] = []
@@ -138,5 +144,5 @@ def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[li
         )
     if plan.kind == "hybrid":
         return ranking.fused(ask, vector, plan.column.name), "rrf"
-    rows = ask.tbl.nearest(vector, plan.column.name, ask.limit, ask.columns, ask.row_filter)
-    return [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in rows], "distance"
+    rows = ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter)
+    return [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in ranking.capped(rows, ask)], "distance"

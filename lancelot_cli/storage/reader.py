@@ -8,7 +8,7 @@ A local database folder must exist already: ``lancedb.connect`` would create it,
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +18,7 @@ from lancelot_cli.storage.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import is_local, local_path
 
 __all__ = ["ReadOnlyDatabase", "ReadOnlyTable", "RowFilter", "TableFacts", "VectorColumn", "display_uri",
-           "quick_table_names", "store_kind", "warm_up"]
+           "fts_query", "quick_table_names", "store_kind", "warm_up"]
 
 Row = dict[str, Any]
 
@@ -34,10 +34,14 @@ class ReadOnlyTable:
         self.name = name
         self._table = table
         self._facts: tuple[int, TableFacts] | None = None
+        self._pinned = False  # facts fixed for this handle's life (a folder's tables: one per call)
 
     @property
     def facts(self) -> TableFacts:
-        """The table's facts, worked out once per table version (a kept handle sees new versions)."""
+        """The table's facts, worked out once per table version (a kept handle sees new versions;
+        a handle opened for one call keeps the facts of its opening)."""
+        if self._pinned and self._facts is not None:
+            return self._facts[1]
         version = self.version
         if self._facts is None or self._facts[0] != version:
             self._facts = (version, table_facts(self.name, self._table))
@@ -62,32 +66,38 @@ class ReadOnlyTable:
     def count(self) -> int:
         return int(self._table.count_rows())
 
-    def require_column(self, column: str, role: str) -> None:
+    def require_column(self, column: str, role: str, facts: TableFacts | None = None) -> None:
         """Raise when ``column`` (the ``role`` column: "text" or "vector") is missing; the hint key
         is ``text_column`` or ``vector_column`` (each surface says how to pass another one)."""
-        if column not in self.facts.columns:
+        if column not in (facts or self.facts).columns:
             raise ColumnNotFoundError(
                 f"table {self.name!r} has no {role} column {column!r}; its columns are: {', '.join(self.columns)}",
                 hint=f"{role}_column",
             )
 
     def fts_coverage(self) -> dict[str, int]:
-        """Indexed and unindexed row counts of the full-text index(es)."""
-        indexed = unindexed = 0
-        for index in fts_indices(self._table):
-            indexed += int(getattr(index, "num_indexed_rows", 0) or 0)
-            unindexed += int(getattr(index, "num_unindexed_rows", 0) or 0)
-        return {"indexed": indexed, "unindexed": unindexed}
+        """Indexed and unindexed row counts of the full-text indexes (the text's, and the title,
+        heading and path ones: each covers every row, so the least covered one is reported)."""
+        counts = [(int(getattr(index, "num_indexed_rows", 0) or 0), int(getattr(index, "num_unindexed_rows", 0) or 0))
+                  for index in fts_indices(self._table)]
+        if not counts:
+            return {"indexed": 0, "unindexed": 0}
+        return {"indexed": min(c[0] for c in counts), "unindexed": max(c[1] for c in counts)}
 
     def missing_vectors(self, column: str) -> int:
         """Rows whose vector is null (chunks added without `--embed`)."""
         return int(self._table.count_rows(f"{_quote_identifier(column)} IS NULL"))
 
     def fts(self, query: str, column: str, limit: int, columns: Sequence[str],
-            row_filter: RowFilter | None = None) -> list[Row]:
-        """BM25 hits with ``_score`` (higher is better), among the rows the filter allows."""
-        search = self._table.search(query, query_type="fts", fts_columns=column)
-        return _filtered(search, row_filter).limit(limit).select([*columns, "_score"]).to_list()
+            row_filter: RowFilter | None = None, boosts: Mapping[str, float] | None = None) -> list[Row]:
+        """BM25 hits with ``_score`` (higher is better), among the rows the filter allows. With
+        ``boosts`` (column -> weight), the query's words are also matched in those columns and each
+        one's BM25 score, times its weight, is added to the text column's (see ``fts_query``)."""
+        if boosts and '"' not in query:
+            search = self._table.search(fts_query(query, column, boosts), query_type="fts")
+        else:
+            search = self._table.search(query, query_type="fts", fts_columns=column)
+        return _filtered(search, row_filter).limit(limit).select([*columns, "_score"]).to_arrow().to_pylist()
 
     def nearest(self, vector: Sequence[float], column: str, limit: int, columns: Sequence[str],
                 row_filter: RowFilter | None = None) -> list[Row]:
@@ -117,6 +127,19 @@ class ReadOnlyTable:
 
     def _scan(self, columns: Sequence[str], row_filter: RowFilter | None) -> Any:
         return _filtered(self._table.search(), row_filter).select(list(columns)).limit(None).to_arrow()
+
+
+def fts_query(words: str, column: str, boosts: Mapping[str, float]) -> Any:
+    """The full-text query for ``words`` in ``column`` plus the ``boosts`` columns (each with its
+    own full-text index): one SHOULD clause per column, so a row's score is the sum of the columns'
+    BM25 scores, each times its weight. (LanceDB's MultiMatchQuery keeps only the best column's
+    score, so a page whose title and text both match would not gain from the title.)"""
+    from lancedb.query import BooleanQuery, MatchQuery, Occur
+
+    clauses = [(Occur.SHOULD, MatchQuery(words, column))]
+    clauses += [(Occur.SHOULD, MatchQuery(words, name, boost=float(weight)))
+                for name, weight in boosts.items() if weight and name != column]
+    return BooleanQuery(clauses) if len(clauses) > 1 else MatchQuery(words, column)
 
 
 def store_kind(uri: str) -> str:
@@ -176,6 +199,9 @@ class ReadOnlyDatabase:
 
         self.uri = uri
         self._open: dict[str, ReadOnlyTable] = {}
+        # name -> (folder identity, version, facts): a folder's tables are opened per call, and
+        # reading a schema and index list each time costs more than the search itself.
+        self._facts: dict[str, tuple[Any, int, TableFacts]] = {}
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
             self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
@@ -211,7 +237,27 @@ class ReadOnlyDatabase:
             raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
         if not is_local(self.uri):
             self._open[name] = table
+            return table
+        self._reuse_facts(name, table)
         return table
+
+    def _reuse_facts(self, name: str, table: ReadOnlyTable) -> None:
+        """Give a freshly opened local table the facts of its last opening when it is the same
+        table folder (a rebuilt table is renamed into place: a new inode) at the same version."""
+        try:
+            stat = os.stat(os.path.join(local_path(self.uri), f"{name}.lance"))
+        except OSError:
+            return
+        identity = (stat.st_dev, stat.st_ino)
+        version = table.version
+        cached = self._facts.get(name)
+        if cached is not None and cached[0] == identity and cached[1] == version:
+            table._facts = (version, cached[2])
+        else:
+            facts = table_facts(name, table._table)
+            table._facts = (version, facts)
+            self._facts[name] = (identity, version, facts)
+        table._pinned = True
 
 
 def quick_table_names(uri: str) -> list[str] | None:

@@ -26,6 +26,9 @@ SOURCE_COLUMNS = ("chunkSource", "docSource", "path")
 
 # Name of the FTS index the indexer builds on the text column.
 FTS_INDEX_NAME = "text_idx"
+# Full-text indexes the indexer also builds so a search can weigh matches in a chunk's title, heading
+# path and file path (column -> index name); a table indexed before them gets them on the next run.
+FIELD_INDEX_NAMES = {TITLE: "title_idx", HEADING: "heading_idx", PATH: "path_idx"}
 
 # Key in the table's schema metadata under which the indexer records what it wrote.
 META_KEY = "lancelot"

@@ -29,7 +29,7 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.schema import (
-    ADDED_LATER, CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FTS_INDEX_NAME, HASH, HEADING, ID, LINE_END, LINE_START,
+    ADDED_LATER, CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, HEADING, ID, LINE_END, LINE_START,
     MODEL_TAG, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
 )
 
@@ -66,10 +66,10 @@ def fts_config():  # type: ignore[no-untyped-def]
     return FTS(**FTS_OPTIONS)
 
 
-def _fts_outdated(tbl: Any) -> bool:
-    """True when the text index was built with other tokenizer options than ``FTS_OPTIONS``."""
+def _fts_outdated(tbl: Any, column: str = TEXT) -> bool:
+    """True when ``column``'s index was built with other tokenizer options than ``FTS_OPTIONS``."""
     for index in tbl.list_indices():
-        if TEXT in index.columns and str(index.index_type).upper() in {"FTS", "INVERTED"}:
+        if column in index.columns and str(index.index_type).upper() in {"FTS", "INVERTED"}:
             details = getattr(index, "index_details", None) or {}
             return any(key in details and details[key] != value for key, value in FTS_OPTIONS.items())
     return False
@@ -124,9 +124,12 @@ class TableWriter:
                         f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
                         f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                     )
-                if TEXT not in _fts_columns(self._tbl) or _fts_outdated(self._tbl):
-                    # Building the new index is one commit: readers keep the old one until then.
-                    self._tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME, replace=True)
+                indexed = _fts_columns(self._tbl)
+                for column, index_name in ((TEXT, FTS_INDEX_NAME), *FIELD_INDEX_NAMES.items()):
+                    if column not in indexed or _fts_outdated(self._tbl, column):
+                        # Building the new index is one commit: readers keep the old one until then
+                        # (and search the text alone while a table has no title/heading/path index).
+                        self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
 
     # -- what is there ------------------------------------------------------------------------
 
@@ -404,6 +407,8 @@ def _empty_indexed(db: Any, table: str) -> Any:
     """An empty table with its full-text index."""
     tbl = db.create_table(table, schema=table_schema())
     tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+    for column, index_name in FIELD_INDEX_NAMES.items():
+        tbl.create_index(column, config=fts_config(), name=index_name)
     return tbl
 
 

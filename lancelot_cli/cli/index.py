@@ -44,6 +44,18 @@ def index(
                                                   show_default=False)] = None,
     max_file_size: Annotated[int, typer.Option("--max-file-size", min=1, metavar="BYTES",
                                                help="Skip (and list) files larger than this.")] = 5 * 1024 * 1024,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB",
+                                                      help="Leave out files matching this .gitignore-style pattern "
+                                                           "(repeatable; saved with the table, so re-runs and "
+                                                           "--watch keep it; --exclude '' clears). A "
+                                                           ".lancelotignore file in SRC is honoured too.",
+                                                      show_default=False)] = None,
+    site_detection: Annotated[bool | None, typer.Option("--site-detection/--no-site-detection",
+                                                        help="In a generated documentation site (Sphinx, MkDocs, "
+                                                             "Docusaurus) index the rendered pages only, not source "
+                                                             "copies or search and index pages [default: on, or as "
+                                                             "saved with the table].",
+                                                        show_default=False)] = None,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -51,8 +63,18 @@ def index(
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table)
     options = Options(embed=embed, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(ext or ()),
-                      max_file_size=max_file_size)
-    summary = index_with_progress(settings, source, options)
+                      max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
+                      site_detection=site_detection)
+    from lancelot_cli.indexer.sources import NothingToIndex
+
+    try:
+        summary = index_with_progress(settings, source, options)
+    except NothingToIndex:
+        if not watch:
+            raise
+        # The watcher's first pass says why (a user may start it before writing the first note).
+        _watch(settings, source, options)
+        return
     if json_out:
         from lancelot_cli.formats import to_json
 

@@ -307,6 +307,8 @@ def index_summary(report: dict[str, Any]) -> None:
         f"Indexed {report['files']} file(s) into {report['chunks']} chunk(s) in table {report['table']!r} "
         f"of {report['database']} ({change}; {len(report['skipped'])} skipped) in {report['seconds']:.1f} s."
     ))
+    if report.get("site"):
+        err.print(escape(f"{report['site']}."))
     if report.get("embeddingModel"):
         err.print(escape(f"Vectors: {report['embedded']} chunk(s) embedded with {report['embeddingModel']}, "
                          "the rest reused"

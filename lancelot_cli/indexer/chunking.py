@@ -54,6 +54,25 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE_START = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# HTML extraction sometimes opens a fence at the end of a prose line ("... the data type is ```",
+# "(```").
+_FENCE_TRAILING = re.compile(r"(`{3,})[ \t]*$")
+
+
+def next_fence(line: str, fence: str | None) -> str | None:
+    """The code fence open after ``line`` ("```", "~~~~"), given the one open before it (None: none).
+
+    A ``#`` line inside a fence is a comment of the code, not a heading.
+    """
+    start = _FENCE_START.match(line)
+    if fence is not None:
+        closes = start and start.group(1)[0] == fence[0] and len(start.group(1)) >= len(fence)
+        return None if closes else fence
+    if start:
+        return start.group(1)
+    trailing = _FENCE_TRAILING.search(line)
+    return trailing.group(1) if trailing and line.count("```") % 2 == 1 else None
 
 
 def heading_paths(chunks: list[str], title: str) -> list[str]:
@@ -65,21 +84,26 @@ def heading_paths(chunks: list[str], title: str) -> list[str]:
     """
     stack: list[tuple[int, str]] = []
     paths = []
+    fence: str | None = None  # a code fence can span chunks
+
+    def heading(line: str) -> None:
+        nonlocal stack, fence
+        match = _ATX.match(line) if fence is None else None
+        fence = next_fence(line, fence)
+        if match:
+            level = len(match.group(1))
+            stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, match.group(2).strip())]
+
     for chunk in chunks:
         lines = chunk.split("\n")
-        first = _ATX.match(lines[0]) if lines else None
-        if first:
-            stack = [(lvl, name) for lvl, name in stack if lvl < len(first.group(1))]
-            stack.append((len(first.group(1)), first.group(2).strip()))
+        if lines:
+            heading(lines[0])  # a chunk that starts with a heading sits under it
         names = [name for _, name in stack]
         if not names or names[0] != title:
             names.insert(0, title)
         paths.append(" > ".join(names))
         for line in lines[1:]:
-            match = _ATX.match(line)
-            if match:
-                level = len(match.group(1))
-                stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, match.group(2).strip())]
+            heading(line)
     return paths
 
 

@@ -36,6 +36,8 @@ class Options:
     rebuild: bool = False
     extensions: tuple[str, ...] = ()
     max_file_size: int = MAX_FILE_BYTES
+    exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
+    site_detection: bool | None = None  # None: as saved with the table (on for a new one)
 
 
 def database(settings: Settings) -> str:
@@ -64,6 +66,7 @@ def _arguments(settings: Settings, options: Options) -> dict[str, Any]:
     embed, model = embedder(settings) if options.embed else (None, None)
     return {"chunk_size": options.chunk_size, "embed": embed, "model": model,
             "extensions": tuple(options.extensions), "max_file_size": options.max_file_size,
+            "exclude": options.exclude, "site_detection": options.site_detection,
             "storage_options": dict(settings.storage_options or {})}
 
 

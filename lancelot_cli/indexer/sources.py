@@ -3,7 +3,9 @@
 Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``);
 HTML goes through trafilatura (main content, as Markdown), with lxml as the fallback for pages
 trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
-lines. In a git work tree, files that ``.gitignore`` excludes are left out. Nothing outside the
+lines. In a git work tree, files that ``.gitignore`` excludes are left out, and so are those that
+``--exclude`` patterns or ``.lancelotignore`` name (``ignore``); a generated documentation site
+keeps its rendered pages only (``sites``). Nothing outside the
 folder is read: links to folders are not followed, links to files only when they point inside.
 """
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import frontmatter
 
 MARKDOWN = {".md", ".markdown", ".mdown"}
@@ -54,6 +57,11 @@ class SourceError(Exception):
     """A file that cannot be read or parsed; the message says why."""
 
 
+class NothingToIndex(IndexingError):
+    """A first run found no document it could index (the message says what it found instead);
+    `lancelot index --watch` reports it and keeps watching."""
+
+
 @dataclass
 class Scan:
     """What a walk of the folder found: the documents, what it left out and why."""
@@ -62,6 +70,14 @@ class Scan:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (relative path, reason)
     other: Counter[str] = field(default_factory=Counter)  # suffix -> files of a kind not indexed
     ignored: int = 0  # documents that .gitignore excludes
+    excluded: int = 0  # documents that --exclude or .lancelotignore leave out
+    site_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (site kind, reason) -> files left out
+
+    def site_note(self) -> str | None:
+        """"Sphinx site found: left out ..." when a documentation site was recognised."""
+        from lancelot_cli.indexer.sites import describe
+
+        return describe(self.site_counts) or None
 
 
 OUTSIDE_LINK = "a link to a file outside the folder: not indexed (copy the file in to index it)"
@@ -73,18 +89,25 @@ def inside(root: Path, path: Path) -> bool:
     return os.path.realpath(path).startswith(os.path.join(os.path.realpath(root), ""))
 
 
-def scan(root: Path, extra: frozenset[str] = frozenset()) -> Scan:
+def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ...] = (),
+         site_detection: bool = True) -> Scan:
     """Walk ``root``: the documents to index, and what was left out and why.
 
     Names starting with a dot are skipped, folders and files alike; ``extra`` adds extensions
     (".py", ...). In a git work tree, what ``.gitignore`` excludes is left out too. Links to
     folders are not followed; a link to a file is indexed only when its target is inside
     ``root`` (else anything readable, /etc/passwd or a key, would be served). Folders that
-    cannot be read are listed, not silently passed over.
+    cannot be read are listed, not silently passed over. ``exclude`` patterns (and the folder's
+    ``.lancelotignore``) leave out what they match; with ``site_detection``, a documentation
+    site's source copies and generated pages are left out (``sites``).
     """
+    from lancelot_cli.indexer import ignore, sites
+
     wanted = EXTENSIONS | extra
     result = Scan()
     found = []
+    excluder = ignore.Excluder(ignore.patterns_for(root, exclude))
+    found_sites: list[sites.Site] = []
 
     def unreadable(exc: OSError) -> None:
         rel = Path(exc.filename or root).relative_to(root).as_posix() if exc.filename else "."
@@ -95,6 +118,14 @@ def scan(root: Path, extra: frozenset[str] = frozenset()) -> Scan:
             if not name.startswith(".") and os.path.islink(os.path.join(folder, name)):
                 result.skipped.append((f"{Path(folder, name).relative_to(root).as_posix()}/", FOLDER_LINK))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(folder).relative_to(root).as_posix()
+        here = "" if here == "." else here
+        if excluder:
+            dirs[:] = [d for d in dirs if not excluder.excluded(f"{here}/{d}" if here else d, folder=True)]
+        if site_detection:
+            site = sites.detect(folder, here, dirs, files)
+            if site:
+                found_sites.append(site)
         for name in files:
             if name.startswith("."):
                 continue
@@ -107,6 +138,16 @@ def scan(root: Path, extra: frozenset[str] = frozenset()) -> Scan:
             if path.is_symlink() and not inside(root, path):
                 result.skipped.append((rel, OUTSIDE_LINK))
                 continue
+            if excluder and excluder.excluded(rel):
+                result.excluded += 1
+                continue
+            if found_sites:
+                site = sites.site_of(found_sites, rel)
+                reason = site.leave_out(rel) if site else None
+                if reason:
+                    key = (site.kind, reason)  # type: ignore[union-attr]
+                    result.site_counts[key] = result.site_counts.get(key, 0) + 1
+                    continue
             found.append(rel)
     ignored = git_ignored(root, found)
     result.paths = sorted(p for p in found if p not in ignored)
@@ -137,19 +178,31 @@ def git_ignored(root: Path, paths: list[str]) -> set[str]:
 
 
 def clean_title(title: str, markdown: bool = False) -> str:
+    """One line, without trailing permalink marks or reST/Markdown markup (roles, backticks)."""
+    from lancelot_cli.indexer.html import strip_title_markup
+
     title = " ".join(title.split())
-    return (_PERMALINK_MD if markdown else _PERMALINK).sub("", title).strip()
+    return strip_title_markup((_PERMALINK_MD if markdown else _PERMALINK).sub("", title).strip())
 
 
 def markdown_title(text: str) -> str | None:
-    """The first Markdown heading (ATX `#` or setext underline), outside front matter."""
+    """The first Markdown heading (ATX `#` or setext underline), outside front matter and code fences."""
+    from lancelot_cli.indexer.chunking import next_fence
+
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-    candidates = [m for m in (_HEADING.search(body), _SETEXT.search(body)) if m]
-    if not candidates:
-        return None
-    first = min(candidates, key=lambda m: m.start())
-    return clean_title(first.group(1), markdown=True) or None
+    fence: str | None = None
+    previous = ""
+    for line in body.split("\n"):
+        if fence is None:
+            atx = _HEADING.match(line)
+            if atx:
+                return clean_title(atx.group(1), markdown=True) or None
+            if previous and _SETEXT.match(f"{previous}\n{line}"):
+                return clean_title(previous, markdown=True) or None
+        fence = next_fence(line, fence)
+        previous = line if fence is None and line.strip() else ""
+    return None
 
 
 def _decode(raw: bytes, rel: str) -> str:
@@ -177,8 +230,11 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     import trafilatura
     from lxml import html as lxml_html
 
+    from lancelot_cli.indexer.html import clean_markdown, heading_texts, prepare
+
     title = None
     tree = None
+    headings = None
     truncated = False
     try:
         parser = lxml_html.HTMLParser()
@@ -187,6 +243,8 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     except Exception:  # lxml rejects some broken pages outright; trafilatura may still cope
         tree = None
     if tree is not None:
+        prepare(tree)  # permalink anchors out, code blocks marked as code
+        headings = heading_texts(tree)
         for xpath in ("//title", "//h1"):
             nodes = tree.xpath(xpath)
             if nodes:
@@ -194,11 +252,15 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
                 if candidate:
                     title = candidate
                     break
-    text = trafilatura.extract(html, output_format="markdown", include_tables=True, favor_recall=True) or ""
-    # Permalink marks stay on the heading lines of the extracted Markdown ("# Glossary¶"): drop them.
-    text = "\n".join(clean_title(line, markdown=True) if line.lstrip().startswith("#") else line
+    # The parsed tree is handed over as it is (one parse per page, not two).
+    text = trafilatura.extract(tree if tree is not None else html, output_format="markdown", include_tables=True,
+                               favor_recall=True) or ""
+    text = clean_markdown(text, headings)
+    # Permalink marks left on the heading lines of the extracted Markdown ("# Glossary#"): drop them.
+    text = "\n".join(clean_title(line, markdown=True) if line.startswith("#") else line
                      for line in text.split("\n"))
     if not text.strip() and tree is not None:
+        tree = lxml_html.fromstring(html)  # trafilatura may have pruned the tree it was given
         for bad in tree.xpath("//script|//style|//noscript|//template"):
             bad.drop_tree()
         text = "\n\n".join(" ".join(p.split()) for p in tree.text_content().split("\n\n") if p.strip())
@@ -263,8 +325,13 @@ def nothing_to_index(root: Path, found: Scan) -> str:
     linked = f"; {links} link(s) not followed" if links else ""
     if found.ignored:
         linked += f"; {found.ignored} document(s) excluded by .gitignore"
-    if not total and found.ignored:
+    if found.excluded:
+        linked += f"; {found.excluded} document(s) left out by --exclude or .lancelotignore"
+    if not total and found.ignored and not found.excluded:
         return f"nothing to index in {root}: every document is excluded by .gitignore ({found.ignored}){unread}"
+    if not total and (found.ignored or found.excluded):
+        return (f"nothing to index in {root}: every document is left out{linked}{unread}; "
+                f"check the --exclude patterns (saved with the table) and .lancelotignore")
     if not total:
         return (f"nothing to index in {root}: it holds no files (names starting with a dot are skipped){unread}"
                 f"{linked}; give the folder of your documents")

@@ -33,6 +33,9 @@ from lancelot_cli.storage.schema import (
     MODEL_TAG, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
 )
 
+# Field metadata of the ``path`` column that keeps the options a run was given (LanceDB's tag convention).
+OPTIONS_TAG = "lancedb:tag:index-options"
+
 
 def table_schema():  # type: ignore[no-untyped-def]
     import pyarrow as pa
@@ -284,6 +287,26 @@ class TableWriter:
     def front_matter_columns(self) -> set[str]:
         """The table's columns that front matter added (all but the indexer's own)."""
         return set() if self._tbl is None else set(self._tbl.schema.names) - _OWN_COLUMNS
+
+    def index_options(self) -> dict[str, Any]:
+        """The index options saved with the table (``--exclude``, site detection), {} if none."""
+        if self._tbl is None or PATH not in self._tbl.schema.names:
+            return {}
+        raw = (self._tbl.schema.field(PATH).metadata or {}).get(OPTIONS_TAG.encode())
+        try:
+            value = json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def save_index_options(self, options: dict[str, Any]) -> bool:
+        """Keep ``options`` with the table (field metadata of ``path``) so that a re-run and
+        ``--watch`` use them; one commit, only when they changed (True then)."""
+        if self._tbl is None or options == self.index_options():
+            return False
+        with _guard("write", self.db_uri, self.name):
+            self._tbl.update_field_metadata({"path": PATH, "metadata": {OPTIONS_TAG: json.dumps(options)}})
+        return True
 
     def drop_front_matter_columns(self, keep: set[str]) -> list[str]:
         """Drop the front-matter columns not in ``keep`` (``--rebuild``: keys no file has any more,

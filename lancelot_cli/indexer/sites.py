@@ -1,0 +1,94 @@
+"""Recognise a generated documentation site and keep its rendered pages only.
+
+A Sphinx build (``searchindex.js`` next to ``_static/`` or ``_sources/``) also holds the pages'
+reST sources (``_sources/*.txt``), highlighted module code (``_modules/``) and generated search,
+general-index and module-index pages; indexing them makes every hit appear twice and fills the
+top hits with index pages. MkDocs (``search/search_index.json``) and Docusaurus (its generator
+meta tag, ``assets/``) have their own search pages, 404 pages and tag lists. The site's root is
+the folder holding the marker, anywhere under the indexed folder. ``--no-site-detection`` turns
+this off.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+SOURCE_COPY = "source copy"
+GENERATED = "generated page"
+
+# Pages a generator writes for navigation or search rather than content (names relative to the site root).
+_SPHINX_GENERATED = re.compile(r"^(search|genindex(-[^/]*)?|[a-z]*-?modindex)\.html$|^_modules/|^_static/|^_images/")
+_MKDOCS_GENERATED = re.compile(r"^(404|search)\.html$|^search/|^assets/")
+_DOCUSAURUS_GENERATED = re.compile(r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)|^blog/(archive|page)/")
+_GENERATOR = re.compile(rb"<meta\s+name=[\"']generator[\"']\s+content=[\"']([^\"']+)", re.I)
+
+
+@dataclass(frozen=True)
+class Site:
+    kind: str  # "Sphinx", "MkDocs", "Docusaurus"
+    root: str  # relative folder ("" for the indexed folder itself), forward slashes
+
+    def leave_out(self, rel: str) -> str | None:
+        """Why ``rel`` (relative to the indexed folder) is not a rendered page of this site, or None."""
+        inner = rel if not self.root else rel[len(self.root) + 1:] if rel.startswith(f"{self.root}/") else None
+        if inner is None:
+            return None
+        if self.kind == "Sphinx":
+            if inner.startswith("_sources/"):
+                return SOURCE_COPY
+            return GENERATED if _SPHINX_GENERATED.search(inner) else None
+        pattern = _MKDOCS_GENERATED if self.kind == "MkDocs" else _DOCUSAURUS_GENERATED
+        return GENERATED if pattern.search(inner) else None
+
+
+def detect(folder: str, rel: str, dirs: list[str], files: list[str]) -> Site | None:
+    """The site whose root is ``folder`` (``rel`` relative to the indexed folder), judged from its
+    entries, or None."""
+    names = set(files)
+    if "searchindex.js" in names and ({"_sources", "_static"} & set(dirs)):
+        return Site("Sphinx", rel)
+    if "search" in dirs and os.path.isfile(os.path.join(folder, "search", "search_index.json")):
+        return Site("MkDocs", rel)
+    if "index.html" in names and "assets" in dirs:
+        generator = _generator(os.path.join(folder, "index.html"))
+        if generator and generator.lower().startswith("docusaurus"):
+            return Site("Docusaurus", rel)
+        if generator and generator.lower().startswith("mkdocs"):
+            return Site("MkDocs", rel)
+    return None
+
+
+def _generator(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16384)
+    except OSError:
+        return None
+    found = _GENERATOR.search(head)
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def site_of(sites: list[Site], rel: str) -> Site | None:
+    """The innermost site holding ``rel``."""
+    parent = str(PurePosixPath(rel).parent)
+    best = None
+    for site in sites:
+        if site.root == "" or parent == site.root or parent.startswith(f"{site.root}/") or rel.startswith(f"{site.root}/"):
+            if best is None or len(site.root) > len(best.root):
+                best = site
+    return best
+
+
+def describe(counts: dict[tuple[str, str], int]) -> str:
+    """"Sphinx site found: left out 497 source copies and 4 generated pages" from
+    {(kind, reason): files}; one clause per kind of site."""
+    parts = []
+    for kind in sorted({k for k, _ in counts}):
+        copies, generated = counts.get((kind, SOURCE_COPY), 0), counts.get((kind, GENERATED), 0)
+        what = [f"{n} {one if n == 1 else many}" for n, one, many in
+                ((copies, SOURCE_COPY, "source copies"), (generated, GENERATED, "generated pages")) if n]
+        parts.append(f"{kind} site found: left out {' and '.join(what) or 'nothing'}")
+    return "; ".join(parts) + " (--no-site-detection to index them)" if parts else ""

@@ -30,8 +30,14 @@ def index(
                                                    metavar="DB", show_default=False)] = None,
     table: Table = None,
     embed: Annotated[bool, typer.Option("--embed", help="Also write vectors made with EMBEDDING_MODEL through the "
-                                                        "OpenAI-compatible API at OPENAI_BASE_URL (needs a key); "
-                                                        "unchanged chunks keep their vectors.")] = False,
+                                                        "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
+                                                        "or with a local model when no key is set; unchanged "
+                                                        "chunks keep their vectors.")] = False,
+    embed_model: Annotated[str | None, typer.Option("--embed-model", metavar="MODEL",
+                                                    help="Embed with this model (implies --embed): an API model "
+                                                         "name, local:NAME (a fastembed model, downloaded once) or "
+                                                         "local:/path/to/folder (an ONNX model folder, offline).",
+                                                    show_default=False)] = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=200, max=100_000,
                                             help="Characters per chunk, about (use --rebuild after a change).")] = 1200,
     watch: Annotated[bool, typer.Option("--watch", help="Keep running and update the table when files change "
@@ -61,7 +67,8 @@ def index(
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
     from lancelot_cli.indexer.run import Options  # noqa: F811 - the runtime import of the name above
 
-    settings = load_settings(ctx, database, LANCEDB_TABLE=table)
+    settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
+    embed = embed or bool(embed_model)
     options = Options(embed=embed, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(ext or ()),
                       max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
                       site_detection=site_detection)

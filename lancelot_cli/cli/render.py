@@ -289,8 +289,17 @@ def index_progress(model: str) -> Iterator[tuple[Callable[[str, int, int], None]
         def progress(rel: str, done: int, total: int) -> None:
             bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
 
+        first: list[tuple[float, int]] = []  # (time, chunks) at the first batch: the rate counts from there
+
         def on_embed(done: int, total: int) -> None:
-            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model})")
+            import time
+
+            now = time.monotonic()
+            first[:] = first or [(now, done)]
+            elapsed, made = now - first[0][0], done - first[0][1]
+            rate = f", {made / elapsed:.1f} chunks/s" if made and elapsed > 0 else ""
+            bar.update(embedding, completed=done, total=total, visible=True,
+                       description=f"embedding ({model}{rate})")
 
         yield progress, on_embed
 

@@ -177,6 +177,11 @@ class Engine:
         """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
         return statuses.status(self.settings, self.database, self._find_key(), verbose)
 
+    def warm_embeddings(self) -> str | None:
+        """Start loading the local model the default table's vectors are searched with (in a background
+        thread, so no call waits for it unless it needs it); its identity, or None when there is none."""
+        return searching.warm(self._table(None), self.settings.vector_column, self._embedding)
+
     def version(self, protocol_version: str | None = None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
         """Lancelot's version, the MCP protocol version, and the features this build has."""
         return statuses.version(protocol_version, transports)

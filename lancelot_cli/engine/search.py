@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lancelot_cli import local_embed
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
@@ -37,12 +38,13 @@ class SearchRequest:
 @dataclass(frozen=True)
 class Plan:
     """The search to run, the note that explains a change from what was asked, and for vectors
-    the column and the key to embed the query with."""
+    the column and the key to embed the query with (or the local model, which needs no key)."""
 
     kind: str
     note: str | None
     column: VectorColumn | None = None
     key: FoundKey | None = None
+    model: str | None = None  # a local model's identity (``local:...``)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,20 @@ class Embedding:
     find_key: Callable[[], FoundKey | None]
     make_embedder: Callable[[FoundKey], Embedder]
     model: str
+
+
+def warm(tbl: ReadOnlyTable, vector_col: str, embedding: Embedding) -> str | None:
+    """Start loading the local model ``tbl``'s vectors are searched with (a background thread);
+    its identity, or None when the table's vectors need no local model."""
+    column = tbl.facts.vector(vector_col)
+    if column is None:
+        return None
+    plan = _local_plan(tbl, "auto", "", column, tbl.facts.vector_model(column), embedding.model) \
+        if local_embed.is_local(tbl.facts.vector_model(column)) or local_embed.is_local(embedding.model) else None
+    if plan is None or plan.model is None:
+        return None
+    local_embed.shared(plan.model).warm()
+    return plan.model
 
 
 def check_search_type(search_type: str) -> None:
@@ -109,6 +125,9 @@ def _plan(tbl: ReadOnlyTable, asked: str, text_col: str, vector_col: str, embedd
         why = (f"column {vector_col!r} does not hold vectors" if vector_col in facts.columns
                else f"the table has no vector column {vector_col!r}")
         return Plan("text", f"{asked} search needs vectors but {why}; used text search")
+    stored_model = facts.vector_model(column)
+    if local_embed.is_local(stored_model) or local_embed.is_local(embedding.model):
+        return _local_plan(tbl, asked, text_col, column, stored_model, embedding.model)
     key = embedding.find_key()
     if key is None:
         if asked == "auto":
@@ -117,26 +136,52 @@ def _plan(tbl: ReadOnlyTable, asked: str, text_col: str, vector_col: str, embedd
             f"{asked} search needs an OpenAI API key and none is set; used text search "
             f"(set OPENAI_API_KEY or run `lancelot init`)"
         ))
-    stored_model = facts.vector_model(column)
     if stored_model and stored_model != embedding.model:
         return Plan("text", (
             f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
             f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
             f"or re-index with `lancelot index --embed`)"
         ))
-    has_fts = text_col in facts.fts_columns
+    return _vector_plan(tbl, asked, text_col, column, key, None)
+
+
+def _vector_plan(tbl: ReadOnlyTable, asked: str, text_col: str, column: VectorColumn, key: FoundKey | None,
+                 model: str | None) -> Plan:
+    has_fts = text_col in tbl.facts.fts_columns
     if asked == "hybrid" and not has_fts:
         return Plan("vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search",
-                    column, key)
+                    column, key, model)
     kind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
-    return Plan(kind, None, column, key)
+    return Plan(kind, None, column, key, model)
+
+
+def _local_plan(tbl: ReadOnlyTable, asked: str, text_col: str, column: VectorColumn, stored: str | None,
+                configured: str) -> Plan:
+    """Vectors made by a local model are searched with that model, no key needed; the guard: a
+    local EMBEDDING_MODEL other than the table's (or a local one for a table made by an API model)
+    is refused with a note, never used on those vectors."""
+    if local_embed.is_local(stored):
+        if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):  # type: ignore[arg-type]
+            return Plan("text", (
+                f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
+                f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
+                f"{configured}`)"
+            ))
+        return _vector_plan(tbl, asked, text_col, column, None, stored)
+    if stored:  # made by an API model, asked with a local one
+        return Plan("text", (
+            f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
+            f"search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model {configured}`)"
+        ))
+    return _vector_plan(tbl, asked, text_col, column, None, configured)  # an unlabelled column
 
 
 def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], str]:
-    assert plan.column is not None and plan.key is not None
+    assert plan.column is not None and (plan.key is not None or plan.model is not None)
     if not ask.query.strip():
         return [], "distance" if plan.kind == "vector" else "rrf"
-    vector = embedding.make_embedder(plan.key)([ask.query])[0]
+    embed = local_embed.shared(plan.model).embed if plan.model else embedding.make_embedder(plan.key)  # type: ignore[arg-type]
+    vector = embed([ask.query])[0]
     if len(vector) != plan.column.dimension:
         raise VectorMismatchError(
             f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lancelot_cli import local_embed
 from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.errors import LancelotError
@@ -33,10 +34,12 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
                 tables.append(TableStatus(name=name, error=" ".join(str(exc).split())))
     except LancelotError as exc:
         error = str(exc)
+    # Local vectors (a table's, or a local EMBEDDING_MODEL) are searched with no key when the extra is there.
+    local = local_embed.is_local(s.embedding_model) or any(local_embed.is_local(t.embedding_model) for t in tables)
     return Status(
         connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
         tables=tuple(tables),
-        embeddings=Embeddings(available=key is not None, key_source=key.source if key else None,
+        embeddings=Embeddings(available=key is not None or (local and local_embed.available()), key_source=key.source if key else None,
                               model=s.embedding_model, dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
         defaults=Defaults(table=s.table, text_column=s.text_column, vector_column=s.vector_column,
                           limit=s.default_limit, context_budget=s.context_budget),

@@ -49,14 +49,35 @@ def database(settings: Settings) -> str:
 
 
 def embedder(settings: Settings) -> tuple[Embed, str]:
-    """The embeddings function and model for ``embed=True``, or a clear error when there is no key."""
+    """The embeddings function and model for ``embed=True``: a local model when EMBEDDING_MODEL is
+    ``local:...`` or when no key and no endpoint are configured (and the local extra is installed),
+    else the OpenAI-compatible API; a clear error when neither can run."""
+    from lancelot_cli import local_embed
     from lancelot_cli.credentials import find_openai_key
+    from lancelot_cli.errors import EmbeddingError
     from lancelot_cli.providers import OpenAIEmbedder
 
+    model = settings.embedding_model
+    if local_embed.is_local(model):
+        try:
+            local = local_embed.shared(local_embed.canonical(model))
+            local.load()  # a missing extra, folder or download fails here, before any file is read
+        except EmbeddingError as exc:
+            raise ConfigError(str(exc)) from None
+        return local.embed, local.model
     key = find_openai_key(settings.config_dir)
+    if key is None and not settings.openai_base_url and local_embed.available():
+        try:  # no key: the default local model, if fastembed has it cached (no download unasked)
+            local = local_embed.LocalEmbedder(local_embed.DEFAULT_MODEL, offline=True)
+            local.load()
+            return local.embed, local.model
+        except EmbeddingError:
+            pass
     if key is None:
         raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
-                          "OpenAI-compatible server and any key) or run `lancelot init`")
+                          "OpenAI-compatible server and any key) or run `lancelot init`; or embed on this "
+                          f"machine with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once) or "
+                          f"local:/path/to/model-folder ({local_embed.INSTALL})")
     client = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT,
                             max_retries=EMBED_RETRIES)
     return client.embed, settings.embedding_model

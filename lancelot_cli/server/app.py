@@ -166,12 +166,24 @@ def _run(call: Callable[[], T]) -> T:
                                 f"against lancedb_status")) from exc
 
 
+def _warm(server: MCPServer) -> None:
+    """Import lancedb, then start loading the local embedding model of the default table's vectors,
+    if they were made by one, so a first vector search does not wait for either (a text search never does)."""
+    warm_up()
+    get_engine = getattr(server, "_get_engine", None)
+    try:
+        if get_engine is not None:
+            get_engine().warm_embeddings()
+    except Exception:  # no database or table yet: the first call says so
+        pass
+
+
 @asynccontextmanager
 async def _lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
     # Started here, not at import: the transport owns stdout by now, so anything the import prints
     # goes to stderr. The short delay lets `initialize` be answered first: importing lancedb holds
     # the GIL most of the time and would slow that answer down by a few hundred milliseconds.
-    timer = threading.Timer(WARM_UP_DELAY, warm_up)  # imports lancedb (~1.5 s) before the first call
+    timer = threading.Timer(WARM_UP_DELAY, _warm, args=(_server,))  # lancedb (~1.5 s), then a local model
     timer.daemon = True
     timer.start()
     yield {}

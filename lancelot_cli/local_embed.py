@@ -1,0 +1,243 @@
+"""Local embeddings: an ONNX encoder run on this machine by fastembed (ONNX Runtime, no torch), so
+vector and hybrid search need no key and no server. Installed with ``pip install "lancelot-cli[local]"``.
+
+A model is named ``local:NAME`` for a model of fastembed's registry (fastembed downloads and caches
+it on first use, e.g. ``local:sentence-transformers/all-MiniLM-L6-v2``, or just
+``local:all-MiniLM-L6-v2``) or ``local:/path/to/folder`` for a folder with ``model.onnx`` and the
+tokenizer files (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``,
+``config.json``), which never touches the network. That name (a folder made absolute, a registry
+name made the registry's own) is the model identity the indexer records on the vector column, and
+the engine embeds queries with the column's model, so a table is never queried with another model.
+
+A folder is run as a sentence-transformers encoder: mean pooling over the tokens, then L2
+normalisation (what all-MiniLM-L6-v2 and most small BERT-like encoders expect). Every input is cut
+to ``MAX_TOKENS`` word pieces, sentence-transformers' limit for all-MiniLM-L6-v2 (a 1,200-character
+chunk is about that long, and attention costs grow with the square of the length).
+
+fastembed is imported on first use (about 1.5 s, most of it huggingface_hub), in the thread that
+loads the model. One loaded model per identity per process (``shared``), loaded once under a lock;
+``LocalEmbedder.warm`` loads it in a background thread so a first query does not pay for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lancelot_cli.errors import EmbeddingError
+
+PREFIX = "local:"
+DEFAULT_MODEL = "local:sentence-transformers/all-MiniLM-L6-v2"
+MAX_TOKENS = 256
+BATCH = 32  # texts per ONNX run: bigger batches pad more and are no faster on 2 cores
+INSTALL = "pip install \"lancelot-cli[local]\""
+
+
+def is_local(model: str | None) -> bool:
+    return bool(model) and model.startswith(PREFIX)  # type: ignore[union-attr]
+
+
+def _is_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or (len(name) > 2 and name[1] == ":") \
+        or os.sep in name and Path(name).expanduser().is_dir()
+
+
+def identity(spec: str) -> str:
+    """The identity of ``local:NAME`` or ``local:PATH``: a folder made absolute, a name as given."""
+    name = spec[len(PREFIX):].strip() if is_local(spec) else spec.strip()
+    if not name:
+        raise EmbeddingError(f"no model named in {spec!r}: use local:NAME (e.g. {DEFAULT_MODEL}) or local:/path/to/folder")
+    if _is_path(name):
+        return PREFIX + str(Path(name).expanduser().resolve())
+    return PREFIX + name
+
+
+def same_model(a: str, b: str) -> bool:
+    """True when two local identities name one model (``all-MiniLM-L6-v2`` is the registry's
+    ``sentence-transformers/all-MiniLM-L6-v2``)."""
+    a, b = a[len(PREFIX):], b[len(PREFIX):]
+    if a == b:
+        return True
+    if a.startswith("/") or b.startswith("/"):
+        return False
+    return a.rsplit("/", 1)[-1].lower() == b.rsplit("/", 1)[-1].lower()
+
+
+def available() -> bool:
+    """Whether the local extra is installed (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("fastembed") is not None
+
+
+class LocalEmbedder:
+    """Turns texts into vectors with one local model, loaded on first use (or by ``warm``).
+
+    ``model`` is the identity; ``embed`` raises ``EmbeddingError`` with a next step."""
+
+    def __init__(self, model: str, *, threads: int | None = None, offline: bool = False) -> None:
+        self.model = identity(model)
+        self._threads = threads
+        self._offline = offline  # a registry model only from fastembed's cache, never downloaded
+        self._lock = threading.Lock()
+        self._encoder: Any = None
+        self._error: EmbeddingError | None = None
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(model={self.model!r}, loaded={self.loaded})"
+
+    @property
+    def loaded(self) -> bool:
+        return self._encoder is not None
+
+    def load(self) -> None:
+        """Load the model now (at most once; a failure is kept and raised again, not retried per query)."""
+        if self._encoder is not None:
+            return
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+            if self._encoder is None:
+                try:
+                    self._encoder = _load(self.model[len(PREFIX):], self._threads, self._offline)
+                except EmbeddingError as exc:
+                    self._error = exc
+                    raise
+
+    def warm(self) -> threading.Thread:
+        """Load the model in a background (daemon) thread; errors wait for the first ``embed``."""
+
+        def run() -> None:
+            try:
+                self.load()
+            except Exception:
+                pass
+
+        thread = threading.Thread(target=run, name="lancelot-local-model", daemon=True)
+        thread.start()
+        return thread
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.load()
+        try:
+            vectors = list(self._encoder.embed(list(texts), batch_size=BATCH))
+        except Exception as exc:  # onnxruntime errors: a model that does not fit the runner
+            raise EmbeddingError(f"the local model {self.model} failed to embed: {_short(exc)}") from None
+        return [vector.tolist() for vector in vectors]
+
+
+_shared: dict[str, LocalEmbedder] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(model: str) -> LocalEmbedder:
+    """The process's embedder for ``model`` (one loaded copy per identity)."""
+    key = identity(model)
+    with _shared_lock:
+        found = _shared.get(key)
+        if found is None:
+            found = _shared[key] = LocalEmbedder(key)
+        return found
+
+
+def canonical(model: str) -> str:
+    """The identity of ``model`` as the indexer records it: a registry name in the registry's own
+    spelling (``all-MiniLM-L6-v2`` -> ``sentence-transformers/all-MiniLM-L6-v2``), a folder absolute."""
+    ident = identity(model)
+    name = ident[len(PREFIX):]
+    if name.startswith("/"):
+        return ident
+    return PREFIX + _registry_name(_fastembed().TextEmbedding, name)
+
+
+def _fastembed() -> Any:
+    try:
+        import fastembed
+    except ImportError:
+        raise EmbeddingError(f"local embeddings need the local extra: {INSTALL}") from None
+    return fastembed
+
+
+def _registry_name(text_embedding: Any, name: str) -> str:
+    models = [m["model"] for m in text_embedding.list_supported_models()]
+    for wanted in (name.lower(), "/" + name.lower()):
+        for full in models:
+            if full.lower() == wanted or full.lower().endswith(wanted):
+                return full
+    raise EmbeddingError(f"fastembed has no model {name!r}; use one of `python -c \"from fastembed import "
+                         f"TextEmbedding; print(TextEmbedding.list_supported_models())\"` or local:/path/to/folder")
+
+
+def _load(name: str, threads: int | None, offline: bool) -> Any:
+    fastembed = _fastembed()
+    from loguru import logger  # fastembed's logger: its download retries would print to stderr
+
+    logger.disable("fastembed")
+    if name.startswith("/"):
+        folder = Path(name)
+        _check_folder(folder)
+        registered = _register_folder(fastembed, folder)
+        kwargs: dict[str, Any] = {"specific_model_path": str(folder)}
+    else:
+        registered = _registry_name(fastembed.TextEmbedding, name)
+        kwargs = {"local_files_only": True} if offline else {}
+    try:
+        encoder = fastembed.TextEmbedding(registered, threads=threads, **kwargs)
+    except Exception as exc:
+        if name.startswith("/"):
+            raise EmbeddingError(f"cannot load the model in {name}: {_short(exc)}") from None
+        raise EmbeddingError(f"cannot load {name} (fastembed downloads it on first use; without a network, "
+                             f"pass a model folder as local:/path/to/folder): {_short(exc)}") from None
+    _cap_tokens(encoder)
+    return encoder
+
+
+def _check_folder(folder: Path) -> None:
+    if not folder.is_dir():
+        raise EmbeddingError(f"the local model folder {folder} does not exist; index again with "
+                             f"--embed-model local:/path/to/folder")
+    missing = [n for n in ("model.onnx", "tokenizer.json", "tokenizer_config.json") if not (folder / n).is_file()]
+    if missing:
+        raise EmbeddingError(f"the local model folder {folder} has no {', '.join(missing)}; it needs an ONNX "
+                             f"encoder and its tokenizer files")
+
+
+_registered: dict[Path, str] = {}
+
+
+def _register_folder(fastembed: Any, folder: Path) -> str:
+    """Register the folder with fastembed as a mean-pooled, normalised encoder; its registry name."""
+    if folder in _registered:
+        return _registered[folder]
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    name = "lancelot-local/" + hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    try:
+        dim = int(json.loads((folder / "config.json").read_text("utf-8"))["hidden_size"])
+    except Exception:
+        dim = 0  # only fastembed's own bookkeeping uses it; the vectors say their size
+    try:
+        fastembed.TextEmbedding.add_custom_model(name, pooling=PoolingType.MEAN, normalization=True,
+                                                 sources=ModelSource(hf=name), dim=dim, model_file="model.onnx")
+    except ValueError:  # registered already by an earlier load in this process
+        pass
+    _registered[folder] = name
+    return name
+
+
+def _cap_tokens(encoder: Any) -> None:
+    """Cut inputs to ``MAX_TOKENS`` word pieces (the tokenizer config often says 512)."""
+    tokenizer = getattr(getattr(encoder, "model", None), "tokenizer", None)
+    truncation = getattr(tokenizer, "truncation", None) or {}
+    if tokenizer is not None and truncation.get("max_length", MAX_TOKENS + 1) > MAX_TOKENS:
+        tokenizer.enable_truncation(max_length=MAX_TOKENS, direction=truncation.get("direction", "right"))
+
+
+def _short(exc: BaseException, size: int = 200) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= size else text[: size - 1] + "…"

@@ -1,0 +1,194 @@
+"""Local embeddings end to end, offline: a tiny random-weight ONNX encoder built here (tests/support/
+tiny_onnx.py) is indexed with `--embed-model local:DIR`, searched hybrid with no key by the engine,
+the in-memory MCP server and a spawned one, guarded against another model, and shown by status.
+
+Skipped, with the reason, where the `local` extra (fastembed, onnx, tokenizers) is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastembed", reason="local embeddings need the local extra: pip install -e '.[local]'")
+pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx package")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from lancelot_cli.cli.app import app  # noqa: E402
+from lancelot_cli.engine import Engine  # noqa: E402
+from lancelot_cli.server.app import build_server  # noqa: E402
+from lancelot_cli.settings import load  # noqa: E402
+from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa: E402
+from tests.support import tiny_onnx  # noqa: E402
+
+
+def _words() -> list[str]:
+    return [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", _words())
+
+
+@pytest.fixture(scope="module")
+def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "other", _words(), seed=1)
+
+
+def cli(*args: str | Path) -> Any:
+    return CliRunner().invoke(app, [str(a) for a in args], prog_name="lancelot")
+
+
+@pytest.fixture(scope="module")
+def local_db(model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample documents indexed with the tiny local model (module-wide; tests must not write)."""
+    db = tmp_path_factory.mktemp("localdb") / "db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMBEDDING_"))}
+    with pytest.MonkeyPatch.context() as mp:
+        for name in set(os.environ) - set(env):
+            mp.delenv(name)
+        result = cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{model}", "--json")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["embeddingModel"] == f"local:{model.resolve()}"
+    assert summary["embedded"] > 0
+    return db
+
+
+def engine(db: Path, **env: str) -> Engine:
+    return Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db), **env}))
+
+
+def test_auto_search_is_hybrid_with_no_key_and_vector_search_runs(local_db: Path) -> None:
+    hybrid = engine(local_db).search("refund store credit")
+    assert (hybrid.search_type, hybrid.ranking, hybrid.note) == ("hybrid", "rrf", None)
+    assert any("refund" in hit.source for hit in hybrid.hits[:3])
+    vector = engine(local_db).search("refund store credit", search_type="vector")
+    assert (vector.search_type, vector.ranking) == ("vector", "distance")
+    scores = [hit.score for hit in vector.hits]
+    assert scores == sorted(scores) and len(scores) > 1
+
+
+def test_status_names_the_local_model_and_embeddings_are_available(local_db: Path, model: Path) -> None:
+    status = engine(local_db).status()
+    table = status.tables[0]
+    assert table.embedding_model == f"local:{model.resolve()}"
+    assert table.vectors[0].model == f"local:{model.resolve()}" and table.vectors[0].dimension == 32
+    assert status.embeddings.available and status.embeddings.key_source is None
+    result = cli("status", "--db", local_db)
+    assert result.exit_code == 0 and f"local:{model.resolve()}" in result.stdout
+
+
+@pytest.mark.parametrize("search_type", ["auto", "vector", "hybrid"])
+def test_another_local_model_is_never_used_on_the_vectors(local_db: Path, model: Path, other_model: Path,
+                                                          search_type: str) -> None:
+    found = engine(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
+    assert found.search_type == "text"
+    assert f"local:{model.resolve()}" in found.note and f"local:{other_model.resolve()}" in found.note
+    assert "--embed-model" in found.note
+
+
+def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, model: Path) -> None:
+    found = engine(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
+    assert found.search_type == "text" and "EMBEDDING_MODEL" in found.note
+
+
+def test_a_missing_model_folder_falls_back_to_text_with_a_note(monkeypatch: pytest.MonkeyPatch, model: Path,
+                                                               tmp_path: Path) -> None:
+    moved = tmp_path / "model"
+    shutil.copytree(model, moved)
+    db = tmp_path / "db"
+    assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{moved}").exit_code == 0
+    shutil.rmtree(moved)
+    monkeypatch.setattr("lancelot_cli.local_embed._shared", {})  # as in a new process (a server)
+    found = engine(db).search("refund")
+    assert found.search_type == "text" and "does not exist" in found.note
+    assert engine(db).search("refund", search_type="text").note is None
+
+
+def test_reindex_embeds_only_changed_chunks(model: Path, docs: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    first = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    again = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    assert first["embedded"] > 0 and again["embedded"] == 0
+    (docs / "policies" / "refunds.md").write_text("# Refunds\n\nRefunds are paid back as store credit.\n")
+    changed = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    assert 1 <= changed["embedded"] < first["embedded"]
+
+
+def test_index_with_a_bad_local_model_is_one_line_and_exit_1(docs: Path, tmp_path: Path) -> None:
+    result = cli("index", docs, tmp_path / "db", "--embed-model", f"local:{tmp_path / 'nope'}")
+    assert result.exit_code == 1 and "does not exist" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "db").exists()
+
+
+def test_without_the_extra_the_message_says_how_to_install(monkeypatch: pytest.MonkeyPatch, model: Path,
+                                                           docs: Path, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # `import fastembed` now fails as if not installed
+    monkeypatch.setattr("lancelot_cli.local_embed._shared", {})
+    result = cli("index", docs, tmp_path / "db", "--embed-model", f"local:{model}")
+    assert result.exit_code == 1 and 'pip install "lancelot-cli[local]"' in result.stderr
+
+
+@pytest.mark.anyio
+async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, model: Path) -> None:
+    server = build_server(load(environ={**os.environ, "LANCEDB_PATH": str(local_db)}))
+    async with Client(server) as client:
+        found = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
+        status = (await client.call_tool("lancedb_status", {})).structured_content
+    assert found["searchType"] == "hybrid" and found["ranking"] == "rrf" and found["hits"]
+    assert status["tables"][0]["embeddingModel"] == f"local:{model.resolve()}"
+    assert status["embeddings"]["available"] is True
+
+
+@pytest.mark.anyio
+async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path, tmp_path: Path) -> None:
+    command = lancelot_command()
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
+                                   env=subprocess_env(LANCEDB_PATH=str(local_db), LANCELOT_CONFIG_DIR=str(tmp_path)))
+    async with Client(params) as client:
+        text = (await client.call_tool("lancedb_search", {"query": "refund", "searchType": "text"})).structured_content
+        found = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
+    assert text["searchType"] == "text"
+    assert found["searchType"] == "hybrid" and found.get("note") is None
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+MINILM = os.environ.get("MINILM_ONNX_DIR")
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+
+@pytest.mark.skipif(not MINILM, reason="no real model: set MINILM_ONNX_DIR to a folder made by "
+                                       "../shared/tools/minilm_to_onnx.py (.ci/run builds one)")
+@pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").exists(), reason="no ../shared/data/scifact")
+def test_real_minilm_gives_the_published_vectors() -> None:
+    """all-MiniLM-L6-v2 through the local provider equals sentence-transformers' vectors (the cached
+    ones in ../shared/data/scifact), inputs cut to 256 word pieces as there."""
+    import numpy as np
+
+    from lancelot_cli.local_embed import LocalEmbedder
+
+    cached = SCIFACT / "embeddings" / "all-MiniLM-L6-v2"
+    ids = json.loads((cached / "ids.json").read_text())["corpus"][:12]
+    corpus = {}
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            corpus[row["_id"]] = f"{row['title']} {row['text']}"
+            if len(corpus) >= 50:
+                break
+    mine = np.array(LocalEmbedder(f"local:{MINILM}").embed([corpus[i] for i in ids]))
+    assert mine.shape == (12, 384)
+    assert float((mine * np.load(cached / "corpus.npy")[:12]).sum(axis=1).min()) > 0.9999

@@ -12,6 +12,13 @@ from typing import Any
 
 SEARCH_TYPES = ("auto", "text", "vector", "hybrid")  # what a caller may ask for
 TEXT_RANKINGS = ("bm25", "substring")  # how a text search ranks: full-text index, or word share
+ECHO_CHARS = 200  # how much of a query a reply repeats back
+
+
+def echo(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` as a reply repeats it: whole when short, else its start and its length, so a 40 KB
+    query does not come back whole (``"refund polic… (40,679 characters)"``)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """One JSON form for replies, shared by the MCP tools and `--json`, so both print the same bytes.
 
 ``to_wire`` turns a model into the camelCase dict agents read (key order is part of the contract:
-the golden test pins it); ``to_json`` prints it compactly.
+the golden test pins it); ``to_json`` prints it compactly. A query or question is echoed capped
+(``models.echo``): the agent sent it and need not pay for it twice.
 """
 
 from __future__ import annotations
@@ -60,13 +61,13 @@ def _hit(hit: m.Hit) -> dict[str, Any]:
 
 
 def _search(result: m.SearchResult) -> dict[str, Any]:
-    data = _with({"query": result.query, "table": result.table, "searchType": result.search_type,
+    data = _with({"query": m.echo(result.query), "table": result.table, "searchType": result.search_type,
                   "ranking": result.ranking}, note=result.note)
     return {**data, "count": result.count, "hits": [_hit(h) for h in result.hits]}
 
 
 def _context(block: m.ContextBlock) -> dict[str, Any]:
-    data = _with({"question": block.question, "table": block.table, "mode": block.mode,
+    data = _with({"question": m.echo(block.question), "table": block.table, "mode": block.mode,
                   "searchType": block.search_type, "ranking": block.ranking}, note=block.note)
     return {**data, "budget": block.budget, "included": block.included, "leftOut": block.left_out,
             "context": block.context}

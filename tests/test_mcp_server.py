@@ -76,8 +76,9 @@ async def test_tools_are_the_read_only_ones_with_their_schemas(sample_db: Path) 
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
-        assert tool.annotations.destructive_hint is False
-        assert tool.annotations.idempotent_hint is True
+        assert tool.annotations.open_world_hint is False
+        # Meaningful only when readOnlyHint is false (MCP spec), so not sent: never "destructive".
+        assert tool.annotations.destructive_hint is not True
         assert "read-only" in tool.description.lower()
     search = tools["lancedb_search"].input_schema["properties"]
     assert tools["lancedb_search"].input_schema["required"] == ["query"]
@@ -170,11 +171,11 @@ async def test_status_and_version(sample_db: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "expected"),
     [
-        ({"query": "x", "limit": 0}, "greater than or equal to 1"),
-        ({"query": "x", "limit": 201}, "less than or equal to 200"),
+        ({"query": "x", "limit": 0}, "limit must be an integer from 1 to 200; got 0"),
+        ({"query": "x", "limit": 201}, "limit must be an integer from 1 to 200; got 201"),
         ({"query": "x", "table": "missing"}, "tables here: documents"),
         ({"query": "x", "textColumn": "body"}, "its columns are: id, path, title"),
-        ({"query": "x", "searchType": "fuzzy"}, "searchType"),
+        ({"query": "x", "searchType": "fuzzy"}, 'searchType must be one of auto, text, vector, hybrid; got "fuzzy"'),
     ],
 )
 async def test_bad_arguments_are_tool_errors_with_a_next_step(sample_db: Path, arguments: dict, expected: str) -> None:
@@ -251,7 +252,7 @@ async def test_document_reads_whole_documents_and_windows_within_budget(tmp_path
     positions = [whole.index(f"marker{n:02d}") for n in range(50)]
     assert positions == sorted(positions)  # every paragraph, in order
     assert whole.startswith("# Long document\nsource: long.md · all ")
-    assert "chunks 10–13 of" in window
+    assert "chunks #9–#12 of" in window  # numbered from 0, like the ids: #10 with one before, two after
     assert len(small) <= 1500 and "more chunks cut to fit the budget" in small and "marker00" in small
     assert missing.is_error and "lancedb_search" in _text(missing)
 

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from lancelot_cli.engine.packing import Chunk
+from lancelot_cli.engine.packing import Chunk, cut_text
 from lancelot_cli.engine.ranking import source_of
 from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
 from lancelot_cli.models import Document
@@ -53,19 +53,34 @@ def document(tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: st
             raise DocumentNotFoundError(f"no chunk with id {chunk_id!r} in table {tbl.name!r}", hint="find_ids")
         source = str(hit[0][source_col])
     rows = document_rows(tbl, source_col, columns, str(source))
+    texts = [str(row.get(text_col) or "") for row in rows]
     first, last = 0, len(rows) - 1
     if chunk_id:
         at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
         first, last = max(0, at - before), min(len(rows) - 1, at + after)
+        # The chunk asked for is always shown: drop the ones before it that would crowd it out.
+        while first < at and len(_header(rows, first, last, source)) + _length(texts[first:at + 1]) \
+                + len(_cut_line(last - at, at + 1, str(source))) > budget:
+            first += 1
     title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
-    shown = rows[first:last + 1]
-    span = f"chunks {first + 1}–{last + 1} of {len(rows)}" if (first, last) != (0, len(rows) - 1) \
-        else f"all {len(rows)} chunk{'s' if len(rows) != 1 else ''}"
-    header = f"# {title}\nsource: {source} · {span}\n"
-    body, included = _join_within(header, [str(row.get(text_col) or "") for row in shown], budget, first, str(source))
+    header = _header(rows, first, last, source)
+    body, included = _join_within(header, texts[first:last + 1], budget, first, str(source))
     return Document(source=str(source), title=title, table=tbl.name, chunks=len(rows), first=first,
-                    last=first + included - 1 if included else None, included=included, cut=len(shown) - included,
-                    budget=budget, context=body)
+                    last=first + included - 1 if included else None, included=included,
+                    cut=last - first + 1 - included, budget=budget, context=body)
+
+
+def _header(rows: list[Row], first: int, last: int, source: str | None) -> str:
+    """Title, source and which chunks are shown, numbered from 0 like the ids (``path#0``)."""
+    title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
+    count = len(rows)
+    span = f"all {count} chunk{'s' if count != 1 else ''}" if (first, last) == (0, count - 1) \
+        else f"chunk #{first} of {count}" if first == last else f"chunks #{first}–#{last} of {count}"
+    return f"# {title}\nsource: {source} · {span}\n"
+
+
+def _length(texts: list[str]) -> int:
+    return sum(len(text.strip()) + 2 for text in texts)
 
 
 def overview(tbl: ReadOnlyTable, text_col: str, limit: int, narrow: RowFilter | None = None) -> list[Chunk]:
@@ -104,7 +119,9 @@ def overview(tbl: ReadOnlyTable, text_col: str, limit: int, narrow: RowFilter | 
 
 
 def _join_within(header: str, texts: list[str], budget: int, first: int, source: str) -> tuple[str, int]:
-    """Header plus whole chunk texts in order while they fit; a last line says what was cut."""
+    """Header plus whole chunk texts in order while they fit; a last line says what was cut and
+    which id to go on from. The first chunk is cut to fit rather than left out, so an answer is
+    never empty and "next" always moves past what was shown."""
     body = header
     included = 0
     for n, text in enumerate(texts):
@@ -112,6 +129,11 @@ def _join_within(header: str, texts: list[str], budget: int, first: int, source:
         tail = _cut_line(rest, first + n + 1, source) if rest else ""
         piece = "\n" + text.strip() + "\n"
         if len(body) + len(piece) + len(tail) > budget:
+            if n == 0:
+                shown = cut_text(text, budget - len(body) - len(tail) - 2)
+                if shown:
+                    body += "\n" + shown + "\n"
+                    included = 1
             break
         body += piece
         included += 1
@@ -125,5 +147,6 @@ def _join_within(header: str, texts: list[str], budget: int, first: int, source:
 
 def _cut_line(count: int, next_chunk: int, source: str) -> str:
     # Part of the document's text (pinned by the golden test); "contextBudget" is the tool's word.
-    return (f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; ask again with a larger "
-            f"contextBudget, or around a later chunk id (next: {source}#{next_chunk})._\n")
+    # Short: at the smallest budget it shares 200 characters with the header and the first chunk.
+    return (f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; next: {source}#{next_chunk} "
+            f"(or a larger contextBudget)._\n")

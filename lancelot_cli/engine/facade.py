@@ -17,7 +17,7 @@ from lancelot_cli.engine.packing import Chunk, pack
 from lancelot_cli.engine.search import Embedder, SearchRequest
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
-from lancelot_cli.models import AgentDocument, ContextBlock, Document, SearchResult, Status, Version
+from lancelot_cli.models import AgentDocument, ContextBlock, Document, SearchResult, Status, Version, echo
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
@@ -136,7 +136,7 @@ class Engine:
             chunks = [Chunk(h.title, h.source, h.text) for h in found.hits]
             table_name, mode, search_type, ranking, note = \
                 found.table, "question", found.search_type, found.ranking, found.note
-        lines = [f"# Context for: {question}" if mode == "question" else "# Overview of the collection",
+        lines = [f"# Context for: {echo(question)}" if mode == "question" else "# Overview of the collection",
                  f"mode: {mode} · search: {search_type} ({ranking}) · table: {table_name}"]
         if note:
             lines.append(f"note: {note}")
@@ -158,6 +158,9 @@ class Engine:
         ``after`` chunks around ``chunk_id``, cut to the budget. Reads the table only, never files."""
         if not source and not chunk_id:
             raise InvalidArgumentError("give a source (a document's path, as search hits show it) or a hit id")
+        if source and chunk_id:  # silently preferring one would read a document the caller did not mean
+            raise InvalidArgumentError(f"give source (a whole document) or id (the chunks around a hit), not both; "
+                                       f"got source {echo(source, 80)!r} and id {echo(chunk_id, 80)!r}")
         for name, value in (("before", before), ("after", after)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
                 raise InvalidArgumentError(f"{name} must be a whole number from 0 to {MAX_LIMIT}, got {value!r}")

@@ -14,8 +14,34 @@ class Chunk:
     text: str
 
 
+def _head(number: int, chunk: Chunk) -> str:
+    return f"## [{number}] {chunk.title}\nsource: {chunk.source}\n\n"
+
+
 def _section(number: int, chunk: Chunk) -> str:
-    return f"## [{number}] {chunk.title}\nsource: {chunk.source}\n\n{chunk.text.strip()}\n"
+    return f"{_head(number, chunk)}{chunk.text.strip()}\n"
+
+
+def cut_text(text: str, room: int) -> str:
+    """``text`` cut to at most ``room`` characters (at a space when one is near the end), with a
+    marker saying how much is shown: the best chunk is cut to fit, never dropped. "" if no room."""
+    text = text.strip()
+    if len(text) <= room:
+        return text
+    marker_room = len(_cut_marker(len(text), len(text)))  # the widest the marker can be
+    keep = room - marker_room
+    if keep <= 0:
+        return ""
+    shown = text[:keep]
+    space = shown.rfind(" ", max(0, keep - 40))
+    if space > 0:
+        shown = shown[:space]
+    shown = shown.rstrip()
+    return shown + _cut_marker(len(shown), len(text))
+
+
+def _cut_marker(shown: int, total: int) -> str:
+    return f" … [cut to fit: {shown:,} of {total:,} characters]"
 
 
 def _left_out_line(count: int, budget: int) -> str:
@@ -26,8 +52,10 @@ def _left_out_line(count: int, budget: int) -> str:
 def pack(header: str, chunks: Sequence[Chunk], budget: int) -> tuple[str, int, int]:
     """Header, then one section per chunk in rank order, then a line counting what was left out.
 
-    A chunk that would push the block past ``budget`` is left out (later, smaller ones may still
-    fit). Returns (markdown, chunks included, chunks left out). The result is at most ``budget``
+    The best chunk is always in: cut to fit when it alone is over the budget (an answer from the
+    glossary because the refund policy is long is worse than half the refund policy). A later chunk
+    that would push the block past ``budget`` is left out (later, smaller ones may still fit).
+    Returns (markdown, chunks included, chunks left out). The result is at most ``budget``
     characters: if even the header does not fit, it is cut.
     """
     body = header.rstrip("\n") + "\n"
@@ -40,11 +68,17 @@ def pack(header: str, chunks: Sequence[Chunk], budget: int) -> tuple[str, int, i
             tail = ""
         return body[: budget - len(tail)] + tail, 0, len(chunks)
     included = 0
-    for chunk in chunks:
+    for rank, chunk in enumerate(chunks):
         section = "\n" + _section(included + 1, chunk)
         if len(body) + len(section) + reserve <= budget:
             body += section
             included += 1
+        elif rank == 0:
+            head = "\n" + _head(1, chunk)
+            text = cut_text(chunk.text, budget - len(body) - reserve - len(head) - 1)
+            if text:
+                body += head + text + "\n"
+                included += 1
     left_out = len(chunks) - included
     if left_out:
         tail = _left_out_line(left_out, budget)

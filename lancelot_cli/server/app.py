@@ -16,9 +16,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
-    INVALID_PARAMS, CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, ToolAnnotations,
+    INVALID_PARAMS, CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, Tool, ToolAnnotations,
 )
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
@@ -26,7 +26,7 @@ from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES, AgentDocument
 from lancelot_cli.server.metrics import Metrics
-from lancelot_cli.server.schemas import SearchReply, StatusReply, VersionReply
+from lancelot_cli.server.schemas import SearchReply, argument_problems, inline_defs, slim
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import display_uri, quick_table_names, warm_up
 from lancelot_cli.wire import to_json, to_wire
@@ -35,12 +35,13 @@ T = TypeVar("T")
 
 Table = Annotated[str, Field(description="Table to use.", max_length=200)]
 FilterValue = str | int | float | bool
-PathPrefix = Annotated[str | None, Field(description="Only documents whose path starts with this, e.g. "
-                                                     "\"docs/adr/\" (a folder needs its trailing slash).")]
+PathPrefix = Annotated[str | None, Field(description="Only paths starting with this (a folder: \"docs/adr/\").")]
 Filters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(
-    description="Only rows whose columns equal these values, e.g. {\"kind\": \"adr\"} or "
-                "{\"status\": [\"accepted\", \"proposed\"]} (any of a list). Applied before ranking.")]
-Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum results, 1 to {MAX_LIMIT}.")]
+    description="Only rows whose columns equal these (any of a list): {\"kind\": \"adr\", \"status\": [\"a\", \"b\"]}.")]
+# lancedb_query's narrowing is lancedb_search's: said once, there.
+SamePathPrefix = Annotated[str | None, Field(description="As in lancedb_search.")]
+SameFilters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(description="As in lancedb_search.")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
 
@@ -52,57 +53,39 @@ HINTS = {
     "find_source": " (use lancedb_search to find one)",
 }
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# destructiveHint and idempotentHint mean something only when readOnlyHint is false (MCP spec): not sent.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 SEARCH_DESCRIPTION = """\
-Find passages in the indexed documents. Read-only: it never changes the database.
-
-Returns JSON: {query, table, searchType, ranking, note?, count, hits[]}. Each hit has id, score,
-matched (share of query words found), title, source (file path), a ~300-character snippet centred
-on the matched words, and metadata (the row's other columns). searchType is the search that ran;
-when it differs from the one asked for, note says why (no API key, no vectors, vector search failed).
-Scores: text (ranking "bm25" or "substring") and hybrid ("rrf"): higher is better; vector
-("distance"): lower is closer.
-
-Use this to locate where something is written, to list candidates, or to look up exact terms,
-codes and identifiers; narrow it with pathPrefix or filters. Use lancedb_query instead when you
-want the full text of the best passages packed into one context block to answer a question, and
-lancedb_document to read a whole document (or the chunks around a hit's id)."""
+Find passages (read-only): where something is written, candidates, exact terms, codes, identifiers. \
+Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
+document or the chunks around a hit's id.
+Hits: id, score (higher is better; lower for ranking "distance"), matched (share of query words \
+found), title, source, snippet, metadata (other columns). note says why searchType (what ran) \
+differs from the one asked."""
 
 QUERY_DESCRIPTION = """\
-Retrieve context for answering a question: runs a search for `question` and returns the best
-chunks' full text as one Markdown block (a header, then per chunk its title, source and text, in
-rank order), never longer than contextBudget characters; chunks that do not fit are left out and
-counted at the end. Read-only: it never changes the database and generates no answer itself.
-
-Use this when you need the passages themselves to answer from. Use lancedb_search instead to find
-where something is, to see many hits cheaply, or to choose a search type, and lancedb_document to
-read one document in full. Set warmStart=true at the start of a session to get an overview of the
-collection (README/index/overview documents and the opening chunk of each document) instead of
-answering `question`."""
+Context to answer a question (read-only; writes no answer): the best chunks' full text as one \
+Markdown block in rank order, at most contextBudget characters (the best chunk is cut to fit; \
+chunks left out are counted). Use lancedb_search to find where something is or to see many hits \
+cheaply. warmStart=true (start of a session): an overview instead (README/index documents, then \
+each document's opening chunk)."""
 
 DOCUMENT_DESCRIPTION = """\
-Read one indexed document: its chunks in order, joined, as Markdown (a header with its title,
-source and which chunks are shown, then the text), cut to contextBudget characters with a last
-line saying what was cut and where to go on. Give `source` (a path as search hits show it) for
-the whole document, or `id` (a hit's id) with `before`/`after` for the chunks around that hit.
-Read-only: it reads the database, never files.
-
-Division of labour: lancedb_search finds, lancedb_query packs the best passages for a question,
-lancedb_document reads."""
+Read one document as Markdown (read-only; from the database, never files): `source` (a path as \
+lancedb_search hits show it) for all of it, or `id` (a hit's id) with before/after for the chunks \
+around it, not both. Cut to contextBudget characters; a last line then gives the id to go on from. \
+Chunks count from 0, as in ids (path#0)."""
 
 STATUS_DESCRIPTION = """\
-Report what can be searched: the database connection (path, ok or the error), each table with
-its row count, full-text index and vector column (name, dimension), and whether vector search is
-available (an API key is present, and from where: env, keychain or file; never the key itself),
-with the embedding model. Read-only. Call it first when a search fails or returns nothing, or to
-learn the table names; verbose=true adds each table's column names. Use lancedb_version for the
-server's own version and features."""
+What can be searched (read-only): the connection, each table's rows, full-text index and vector \
+column, and whether vector search works (key present and from where, never the key; embedding \
+model). Call it first when a search fails or finds nothing, or for table names; lancedb_version \
+has the server's version."""
 
 VERSION_DESCRIPTION = """\
-Report Lancelot's version, the MCP protocol version of the SDK it runs on, and the features this
-build has (transports, search types). Read-only; it does not touch the database. Use
-lancedb_status instead to see tables and whether vector search is configured."""
+Lancelot's version, MCP protocol version and features (transports, search types). Read-only; it \
+does not touch the database (lancedb_status does)."""
 
 
 def instructions(settings: Settings) -> str:
@@ -197,6 +180,17 @@ class LancelotServer(MCPServer):
         super().__init__(**kwargs)
         self._get_engine = get_engine
         self.metrics = metrics
+        self._listed: list[Tool] | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools with slimmed schemas (``schemas.slim``): the list is read in every conversation.
+        Arguments are still validated by the SDK's full pydantic models."""
+        if self._listed is None:
+            self._listed = [tool.model_copy(update={
+                "input_schema": slim(tool.input_schema),
+                "output_schema": slim(inline_defs(tool.output_schema)) if tool.output_schema else None,
+            }) for tool in await super().list_tools()]
+        return self._listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Every call is counted, the ones whose arguments are rejected too."""
@@ -212,12 +206,21 @@ class LancelotServer(MCPServer):
         except MCPError:  # a JSON-RPC error, not a tool result
             error = "MCPError"
             raise
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                error, reply_chars = type(exc).__name__, len(str(exc))
+                if type(exc) is ToolError and len(str(exc)) > MAX_ERROR_CHARS:  # "Unknown tool: <a 10 KB name>"
+                    raise ToolError(_capped(str(exc))) from None
+                raise
+            # pydantic's multi-line text (with its URL) becomes one line the agent can act on.
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
+            message = f"Error executing tool {name}: {argument_problems(exc.__cause__.errors(), schema, arguments)}"
+            error, reply_chars = "ToolError", len(message)
+            raise ToolError(_capped(message)) from exc.__cause__
         except Exception as exc:
             # The SDK sends the message back as an is_error result's text: the agent reads it too.
             error = type(exc).__name__
             reply_chars = len(str(exc))
-            if type(exc) is ToolError and len(str(exc)) > MAX_ERROR_CHARS:  # "Unknown tool: <a 10 KB name>"
-                raise ToolError(_capped(str(exc))) from None
             raise
         finally:
             self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), reply_chars, error)
@@ -285,16 +288,16 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
 
     @tool(name="lancedb_search", title="Search documents", description=SEARCH_DESCRIPTION)
     def lancedb_search(
-        query: Annotated[str, Field(description="What to look for: words, a phrase in double quotes, or an identifier.")],
+        query: Annotated[str, Field(description="Words, a \"phrase\" or an identifier.")],
         limit: Limit = settings.default_limit,
         searchType: Annotated[
             Literal[SEARCH_TYPES],  # type: ignore[valid-type]
-            Field(description="auto: hybrid when the table has vectors and a key is set, else text. text: "
-                              "BM25 keyword search. vector: semantic search with embeddings. hybrid: both, fused."),
+            Field(description="auto: hybrid if vectors and a key exist, else text. text: BM25 keywords. "
+                              "vector: semantic. hybrid: both, fused."),
         ] = "auto",
         table: Table = settings.table,
-        textColumn: Annotated[str, Field(description="Column holding the text.")] = settings.text_column,
-        vectorColumn: Annotated[str, Field(description="Column holding the vectors.")] = settings.vector_column,
+        textColumn: Annotated[str, Field(description="Text column.")] = settings.text_column,
+        vectorColumn: Annotated[str, Field(description="Vector column.")] = settings.vector_column,
         pathPrefix: PathPrefix = None,
         filters: Filters = None,
     ) -> Annotated[CallToolResult, SearchReply]:
@@ -306,13 +309,13 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     @tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,
           structured_output=False)
     def lancedb_query(
-        question: Annotated[str, Field(description="The question to retrieve context for.")],
+        question: Annotated[str, Field(description="The question.")],
         contextBudget: Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")] = settings.context_budget,
-        warmStart: Annotated[bool, Field(description="Return an overview of the collection instead of answering the question.")] = False,
+        warmStart: Annotated[bool, Field(description="An overview instead of an answer.")] = False,
         table: Table = settings.table,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Maximum chunks, 1 to {MAX_LIMIT}.")] = settings.default_limit,
-        pathPrefix: PathPrefix = None,
-        filters: Filters = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum chunks.")] = settings.default_limit,
+        pathPrefix: SamePathPrefix = None,
+        filters: SameFilters = None,
     ) -> str:
         reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
                                                 table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
@@ -321,10 +324,10 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     @tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
           structured_output=False)
     def lancedb_document(
-        source: Annotated[str | None, Field(description="The document's path, as search hits show it.")] = None,
-        id: Annotated[str | None, Field(description="A hit's id: read the chunks around it instead.")] = None,  # noqa: A002
-        before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before the hit (with id).")] = 2,
-        after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after the hit (with id).")] = 2,
+        source: Annotated[str | None, Field(description="A path, as hits show it.")] = None,
+        id: Annotated[str | None, Field(description="A hit's id: the chunks around it.")] = None,  # noqa: A002
+        before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before id's.")] = 2,
+        after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after id's.")] = 2,
         contextBudget: Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")] = settings.context_budget,
         table: Table = settings.table,
     ) -> str:
@@ -334,16 +337,15 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
 
     @tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION)
     def lancedb_status(
-        verbose: Annotated[bool, Field(description="Include each table's column names and this server's "
-                                                   "usage metrics.")] = False,
-    ) -> Annotated[CallToolResult, StatusReply]:
+        verbose: Annotated[bool, Field(description="Add column names and usage metrics.")] = False,
+    ) -> CallToolResult:  # no outputSchema: its tables/embeddings are open objects, the text says more
         reply = to_wire(_run(lambda: get_engine().status(verbose=verbose)))
         if verbose:
             reply["usage"] = metrics.snapshot()
         return _json_result(reply)
 
     @tool(name="lancedb_version", title="Lancelot version", description=VERSION_DESCRIPTION)
-    def lancedb_version() -> Annotated[CallToolResult, VersionReply]:
+    def lancedb_version() -> CallToolResult:
         return _json_result(get_engine().version(protocol_version or LATEST_PROTOCOL_VERSION))
 
     return server

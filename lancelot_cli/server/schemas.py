@@ -1,8 +1,14 @@
-"""Output schemas of the tools (published as ``outputSchema``); the replies are ``wire.to_wire`` of
-the engine's models, whose key order the golden test pins."""
+"""What the tools publish and how a rejected argument is worded.
+
+The search tool's output schema (``outputSchema``; the replies are ``wire.to_wire`` of the engine's models, whose key
+order the golden test pins); ``slim``, which strips the SDK's pydantic schemas down to what an agent
+needs (``tools/list`` is read in every conversation); and ``argument_problems``, one line per call
+naming each rejected parameter, what was given and what is allowed.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from typing_extensions import NotRequired, TypedDict
@@ -28,21 +34,121 @@ class SearchReply(TypedDict):
     hits: list[SearchHit]
 
 
-class Connection(TypedDict):
-    path: str | None
-    ok: bool
-    error: NotRequired[str]
+# --- What `tools/list` publishes: the SDK's pydantic schemas without the noise --------------------
+
+_SIMPLE = {"string", "integer", "number", "boolean", "null", "array", "object"}
 
 
-class StatusReply(TypedDict):
-    connection: Connection
-    tables: list[dict[str, Any]]
-    embeddings: dict[str, Any]
-    defaults: dict[str, Any]
+def slim(schema: Any) -> Any:
+    """A JSON schema without what costs an agent tokens and tells it nothing: ``title`` everywhere,
+    ``anyOf [X, null]`` with ``default: null`` on optional parameters (null is still accepted by the
+    server; it just is not advertised), and unions of plain types written out one by one
+    (``anyOf [{string}, {integer}, {number}]`` becomes ``type: [string, number]``)."""
+    if isinstance(schema, list):
+        return [slim(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: slim(v) for k, v in schema.items()
+           if not (k == "title" and isinstance(v, str)) and not (k == "additionalProperties" and v is True)}
+    if "properties" in schema:  # "title" may also be a property's *name*: keep those
+        out["properties"] = {name: slim(value) for name, value in schema["properties"].items()}
+    options = out.get("anyOf")
+    if isinstance(options, list):
+        options = [o for o in options if o != {"type": "null"}] if out.get("default", ...) is None else options
+        if out.get("default", ...) is None:
+            out.pop("default")
+        merged = options[0] if len(options) == 1 else _merge_types(options)
+        if merged is not None:
+            out.pop("anyOf")
+            out = {**merged, **out}
+        else:
+            out["anyOf"] = options
+    return out
 
 
-class VersionReply(TypedDict):
-    name: str
-    version: str
-    mcpProtocolVersion: str | None
-    features: dict[str, Any]
+def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each ``{"$ref": "#/$defs/X"}`` replaced by X (the output schemas use each once)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref", "")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
+            return walk(defs[ref[8:]])
+        return {k: walk(v) for k, v in node.items() if k != "$defs"}
+
+    return walk(schema)
+
+
+def _merge_types(options: list[Any]) -> dict[str, Any] | None:
+    """One schema for a union of schemas that differ only by type (an array keeps its ``items``)."""
+    types: list[str] = []
+    extra: dict[str, Any] = {}
+    for option in options:
+        if not isinstance(option, dict) or not set(option) <= {"type", "items"}:
+            return None
+        if "items" in option:
+            if option.get("type") != "array" or extra:
+                return None
+            extra["items"] = option["items"]
+        kinds = option.get("type")
+        for kind in kinds if isinstance(kinds, list) else [kinds]:
+            if kind not in _SIMPLE:
+                return None
+            types.append(kind)
+    if "number" in types and "integer" in types:  # every integer is a number
+        types.remove("integer")
+    types = list(dict.fromkeys(types))
+    return {"type": types[0] if len(types) == 1 else types, **extra}
+
+
+# --- Arguments the schema rejects, worded for an agent -------------------------------------------
+
+MAX_GOT_CHARS = 60  # a rejected 40 KB value is named, not echoed
+
+
+def allowed(schema: dict[str, Any]) -> str:
+    """What a parameter's schema allows, in words: "an integer from 1 to 200", "one of a, b"."""
+    if "enum" in schema:
+        return "one of " + ", ".join(str(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "integer":
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if low is not None and high is not None:
+            return f"an integer from {low} to {high}"
+        return f"an integer of at least {low}" if low is not None else "an integer"
+    if kind == "boolean":
+        return "true or false"
+    if kind == "object":
+        return 'an object of column: value (a string, number or boolean, or a list of them), e.g. {"kind": "adr"}'
+    if kind == "string":
+        return f"a string of at most {schema['maxLength']} characters" if "maxLength" in schema else "a string"
+    return "a valid value"
+
+
+def _got(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_GOT_CHARS else f"{text[:MAX_GOT_CHARS]}… ({len(text)} characters)"
+
+
+def argument_problems(errors: list[dict[str, Any]], input_schema: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """One line for the pydantic errors of a tool call: each parameter named once, with what it
+    allows and what was given (``limit must be an integer from 1 to 200; got "ten"``)."""
+    properties = input_schema.get("properties", {})
+    problems: dict[str, str] = {}
+    for error in errors:
+        name = str(error["loc"][0]) if error.get("loc") else "arguments"
+        if name in problems:  # a union reports each alternative: one line per parameter is enough
+            continue
+        if name not in properties:
+            known = ", ".join(properties) or "none"
+            problems[name] = f"unknown parameter {name}; parameters are: {known}"
+        elif error.get("type") == "missing":
+            problems[name] = f"{name} is required ({allowed(properties[name])})"
+        else:
+            given = arguments.get(name, error.get("input"))  # the whole value, not the nested part pydantic names
+            problems[name] = f"{name} must be {allowed(properties[name])}; got {_got(given)}"
+    return ". ".join(problems.values())

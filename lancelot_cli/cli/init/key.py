@@ -26,6 +26,10 @@ CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
 CHECK_TEXT = "lancelot key check"
 DEFAULT_MODEL: str = BY_NAME["EMBEDDING_MODEL"].default
 OPENAI = "openai"  # typed at the base URL question: back to OpenAI's own endpoint
+# Said when no key is given: vectors can be made on this machine instead (issue 17).
+LOCAL_HINT = ("No key: text search works now. For vector and hybrid search with no key, make the vectors on "
+              "this machine: pip install \"lancelot-cli[local]\", then lancelot index ./docs --embed-model "
+              "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder.")
 
 
 def check_key(api_key: str, base_url: str | None, model: str) -> int:
@@ -129,6 +133,7 @@ class KeyQuestions:
             key = self._ask_key_value()
             action = "store" if key else "none"
         if action == "none":
+            say(LOCAL_HINT)
             return "none", None
         changed = False
         if o.base_url is None and o.embedding_model is None and self.ask.confirm(

@@ -340,3 +340,32 @@ def test_per_document_must_be_a_small_whole_number(value: object, sample_db: Pat
 
     with pytest.raises(InvalidArgumentError, match="perDocument must be a whole number from 0"):
         engine_for(sample_db, monkeypatch).search("refund", per_document=value)
+
+
+def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import anyio
+    from mcp import Client
+
+    from lancelot_cli.server.app import build_server
+
+    monkeypatch.setenv("LANCEDB_PATH", str(long_page_db))
+
+    def sources(args: list[str]) -> list[str]:
+        result = CliRunner().invoke(app, ["search", "vacuum", "--type", "text", "-n", "6", "--json", *args])
+        assert result.exit_code == 0, result.output
+        return [hit["source"] for hit in json.loads(result.stdout)["hits"]]
+
+    assert sources([]).count("manual.md") == 2
+    assert sources(["--per-document", "0"]) == ["manual.md"] * 6
+
+    async def tool(arguments: dict[str, object]) -> list[str]:
+        async with Client(build_server(load())) as client:
+            reply = await client.call_tool("lancedb_search", {"query": "vacuum", "searchType": "text", "limit": 6,
+                                                              **arguments})
+            return [hit["source"] for hit in json.loads(reply.content[0].text)["hits"]]
+
+    assert anyio.run(tool, {}).count("manual.md") == 2
+    assert anyio.run(tool, {"perDocument": 0}) == ["manual.md"] * 6
+    assert anyio.run(tool, {"perDocument": 3}).count("manual.md") == 3

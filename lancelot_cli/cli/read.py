@@ -107,6 +107,9 @@ def search(
                                                       show_default=False)] = None,
     path_prefix: PathPrefix = None,
     filters: Filter = None,
+    per_document: Annotated[int | None, typer.Option(
+        "--per-document", metavar="N", show_default=False,
+        help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.")] = None,
     json_out: Json = False,
     jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line "
                                                             "(the hits of --json).")] = False,
@@ -118,7 +121,8 @@ def search(
     engine = _engine(ctx, db)
     reply = _ask(lambda: engine.search(query, limit=limit, search_type=search_type.value, table=table,
                                        text_column=text_column, vector_column=vector_column,
-                                       path_prefix=path_prefix, filters=parse_filters(filters)))
+                                       path_prefix=path_prefix, filters=parse_filters(filters),
+                                       per_document=per_document))
     from lancelot_cli.cli import render
 
     if json_out:

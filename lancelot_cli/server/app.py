@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError
 
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
+from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES, AgentDocument
@@ -62,7 +63,7 @@ Use lancedb_query for the best passages' full text to answer from, lancedb_docum
 document or the chunks around a hit's id.
 Hits: id, score (higher is better; lower for ranking "distance"), matched (share of query words \
 found), title, source, snippet, metadata (other columns). note says why searchType (what ran) \
-differs from the one asked."""
+differs from the one asked. At most 2 chunks of one document by default (perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only; writes no answer): the best chunks' full text as one \
@@ -300,10 +301,12 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
         vectorColumn: Annotated[str, Field(description="Vector column.")] = settings.vector_column,
         pathPrefix: PathPrefix = None,
         filters: Filters = None,
+        perDocument: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Most chunks of one document among "
+                                          "the hits; 0: every chunk.")] = PER_DOCUMENT,
     ) -> Annotated[CallToolResult, SearchReply]:
         reply = _run(lambda: get_engine().search(query, limit=limit, search_type=searchType, table=table,
                                                  text_column=textColumn, vector_column=vectorColumn,
-                                                 path_prefix=pathPrefix, filters=filters))
+                                                 path_prefix=pathPrefix, filters=filters, per_document=perDocument))
         return _json_result(reply)
 
     @tool(name="lancedb_query", title="Get context for a question", description=QUERY_DESCRIPTION,

@@ -11,8 +11,8 @@ from lancelot_cli import local_embed
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
-from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
 from lancelot_cli.limits import MAX_LIMIT
+from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 from lancelot_cli.textmatch import query_words
@@ -32,8 +32,8 @@ class SearchRequest:
     vector_column: str | None = None
     path_prefix: str | None = None
     filters: Mapping[str, Any] | None = None
-
     per_document: int | None = None  # chunks of one document among the hits; 0: no cap
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -168,3 +168,32 @@ def quick_title(path: str) -> str:
     if not found:
         return ""
     return " ".join(html_lib.unescape(found.group(1).decode("utf-8", "replace")).split())
+
+
+_PAGES_PER_RESET = 64
+_pages = 0
+_libc: Any = None
+
+
+def release_memory() -> None:
+    """After a page: give freed heap back to the system (glibc keeps it otherwise, and a reader
+    process stays at the size of the largest page it read, ~110 MB on the Django docs instead of
+    ~75 MB), and every 64 pages empty trafilatura's caches (they only grow in a long run)."""
+    global _pages, _libc
+    _pages += 1
+    if _pages % _PAGES_PER_RESET == 0:
+        from trafilatura.meta import reset_caches
+
+        reset_caches()
+    if _libc is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _libc.malloc_trim  # glibc only
+        except (OSError, AttributeError):
+            _libc = False
+    if _libc:
+        _libc.malloc_trim(0)
+

@@ -230,7 +230,7 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     import trafilatura
     from lxml import html as lxml_html
 
-    from lancelot_cli.indexer.html import clean_markdown, heading_texts, prepare
+    from lancelot_cli.indexer.html import clean_markdown, heading_texts, prepare, release_memory
 
     title = None
     tree = None
@@ -256,6 +256,7 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     text = trafilatura.extract(tree if tree is not None else html, output_format="markdown", include_tables=True,
                                favor_recall=True) or ""
     text = clean_markdown(text, headings)
+    release_memory()
     # Permalink marks left on the heading lines of the extracted Markdown ("# Glossary#"): drop them.
     text = "\n".join(clean_title(line, markdown=True) if line.startswith("#") else line
                      for line in text.split("\n"))

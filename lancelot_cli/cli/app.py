@@ -138,10 +138,20 @@ class LancelotGroup(TyperGroup):
             _fail(f"unexpected {type(exc).__name__}: {exc} (set LANCELOT_LOG_LEVEL=debug to see the traceback)", 1)
 
 
+# Set by `main` (the console script), never by in-process test runners: see `_fail`.
+_PROCESS_EXIT = False
+
+
 def _fail(message: str, code: int) -> None:
     first_line = " ".join(message.split())
     sys.stderr.write(f"lancelot: error: {first_line}\n")
     sys.stderr.flush()
+    if code >= 128 and _PROCESS_EXIT:
+        # Stopped by a signal: the run has already put everything back (writer lock, staging
+        # folders, workers). Interpreter shutdown with lancedb's runtime loaded can take seconds
+        # on a busy machine; a person who pressed Ctrl-C wants the prompt back now.
+        sys.stdout.flush()
+        os._exit(code)
     raise typer.Exit(code)
 
 
@@ -211,8 +221,13 @@ _register()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="lancelot")
+    """Console-script entry point. Ctrl-C outside a command (while the CLI starts) is one line too."""
+    global _PROCESS_EXIT
+    _PROCESS_EXIT = True
+    try:
+        app(prog_name="lancelot")
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
 
 
 __all__ = ["app", "main", "__version__"]

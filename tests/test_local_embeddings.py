@@ -117,11 +117,13 @@ def test_a_missing_model_folder_falls_back_to_text_with_a_note(monkeypatch: pyte
 def test_reindex_embeds_only_changed_chunks(model: Path, docs: Path, tmp_path: Path) -> None:
     db = tmp_path / "db"
     first = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
-    again = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    again = json.loads(cli("index", docs, db, "--embed", "--json").stdout)  # no key: the table's model
     assert first["embedded"] > 0 and again["embedded"] == 0
+    assert again["embeddingModel"] == first["embeddingModel"] == f"local:{model.resolve()}"
     (docs / "policies" / "refunds.md").write_text("# Refunds\n\nRefunds are paid back as store credit.\n")
-    changed = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    changed = json.loads(cli("index", docs, db, "--embed", "--json").stdout)
     assert 1 <= changed["embedded"] < first["embedded"]
+    assert changed["embeddingModel"] == first["embeddingModel"]
 
 
 def test_index_with_a_bad_local_model_is_one_line_and_exit_1(docs: Path, tmp_path: Path) -> None:

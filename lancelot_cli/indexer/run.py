@@ -58,6 +58,9 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
     from lancelot_cli.providers import OpenAIEmbedder
 
     model = settings.embedding_model
+    key = None if local_embed.is_local(model) else find_openai_key(settings.config_dir)
+    if key is None and not local_embed.is_local(model) and not settings.openai_base_url:
+        model = _table_model(settings) or model  # a re-run of `--embed-model local:...` with plain --embed
     if local_embed.is_local(model):
         try:
             local = local_embed.shared(local_embed.canonical(model))
@@ -65,7 +68,6 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
         except EmbeddingError as exc:
             raise ConfigError(str(exc)) from None
         return local.embed, local.model
-    key = find_openai_key(settings.config_dir)
     if key is None and not settings.openai_base_url and local_embed.available():
         try:  # no key: the default local model, if fastembed has it cached (no download unasked)
             local = local_embed.LocalEmbedder(local_embed.DEFAULT_MODEL, offline=True)
@@ -81,6 +83,20 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
     client = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT,
                             max_retries=EMBED_RETRIES)
     return client.embed, settings.embedding_model
+
+
+def _table_model(settings: Settings) -> str | None:
+    """The local model the table's vectors were made with, if it has any (None when unreadable)."""
+    from lancelot_cli import local_embed
+    from lancelot_cli.storage.reader import ReadOnlyDatabase
+
+    try:
+        db = ReadOnlyDatabase(database(settings), 0, dict(settings.storage_options or {}))
+        facts = db.table(settings.table).facts
+        models = [facts.vector_model(column) for column in facts.vectors]
+    except Exception:  # no database or table yet: nothing to follow
+        return None
+    return next((m for m in models if local_embed.is_local(m)), None)
 
 
 def _arguments(settings: Settings, options: Options) -> dict[str, Any]:

@@ -42,8 +42,12 @@ def inspector_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def inspector(db: Path, tmp_path: Path, *method_args: str) -> dict[str, Any]:
+def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = False) -> dict[str, Any]:
     """Run the Inspector CLI against `lancelot serve` and return the ``result`` of its JSON output.
+
+    With ``tool_error``, the call must come back as a tool error: the Inspector prints the result
+    (parsed and checked by the TypeScript SDK) and then exits 5 with a ``tool_is_error`` envelope;
+    any other failure (a reply the SDK rejects, a crash) is a failure here.
 
     The Inspector gives the server only HOME, PATH, SHELL, TERM and the ``-e`` variables, so
     everything the server needs is passed with ``-e``. Options come first and the server command
@@ -78,6 +82,14 @@ def inspector(db: Path, tmp_path: Path, *method_args: str) -> dict[str, Any]:
     except subprocess.TimeoutExpired as exc:
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         pytest.fail(f"MCP Inspector ({INSPECTOR}) did not finish within {TIMEOUT} s: {args}\nstderr:\n{stderr[-4000:]}")
+    if tool_error:
+        lines = proc.stdout.splitlines()
+        envelope = json.loads(proc.stderr.strip().splitlines()[-1]) if proc.stderr.strip() else {}
+        assert proc.returncode == 5 and envelope.get("error", {}).get("code") == "tool_is_error", \
+            f"expected a tool error (exit 5), got exit {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        result = json.loads(lines[0])["result"]
+        assert result["isError"] is True, result
+        return result
     if proc.returncode != 0:
         pytest.fail(f"MCP Inspector ({INSPECTOR}) exited with {proc.returncode} (a failed npm download "
                     f"or a failed MCP call): {args}\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
@@ -138,3 +150,62 @@ def test_query_call_returns_markdown(inspector_db: Path, tmp_path: Path) -> None
     assert "\n## " in text, text[:500]
     assert "policies/refunds.md" in text
     assert len(text) <= 2000
+
+
+# One good and one bad call per tool, through the TypeScript SDK's client: every reply must parse
+# (the SDK validates structuredContent against the tool's outputSchema and fails the call when it
+# does not match), and a bad argument must come back as a tool error whose text is one line naming
+# the parameter. The Inspector coerces --tool-arg values by the schema ("ten" for an integer is sent
+# as null, any boolean value as true/false), so the bad calls use values it passes through.
+# lancedb_status and lancedb_version accept no value that can be wrong: an unknown argument is
+# ignored, and the reply must still parse.
+SURFACE_CALLS: list[tuple[str, list[str], list[str], str | None]] = [
+    ("lancedb_search", ["query=refund", "limit=2"], ["query=refund", "searchType=fuzzy"],
+     'searchType must be one of auto, text, vector, hybrid; got "fuzzy"'),
+    ("lancedb_search", ["query=refund", 'filters={"path": "policies/refunds.md"}'], ["query=refund", "limit=ten"],
+     "limit must be an integer from 1 to 200; got null"),
+    ("lancedb_query", ["question=How do refunds work?", "contextBudget=700"], ["question=refunds", "contextBudget=5"],
+     "contextBudget must be an integer of at least 200; got 5"),
+    ("lancedb_document", ["source=policies/refunds.md", "contextBudget=300"],
+     ["source=policies/refunds.md", "id=policies/refunds.md#0"], "not both"),
+    ("lancedb_status", ["verbose=true"], ["verbosity=2"], None),
+    ("lancedb_version", [], ["extra=1"], None),
+]
+
+
+def _tool_args(pairs: list[str]) -> list[str]:
+    return [arg for pair in pairs for arg in ("--tool-arg", pair)]
+
+
+@needs_npx
+@pytest.mark.parametrize(("tool", "good", "bad", "message"), SURFACE_CALLS,
+                         ids=[f"{c[0]}-{n}" for n, c in enumerate(SURFACE_CALLS)])
+def test_every_tool_reply_and_error_passes_the_typescript_sdk(inspector_db: Path, tmp_path: Path, tool: str,
+                                                               good: list[str], bad: list[str],
+                                                               message: str | None) -> None:
+    result = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(good))
+    text = call_text(result)
+    if "structuredContent" in result:  # validated by the SDK against outputSchema when there is one
+        assert result["structuredContent"] == json.loads(text)
+    if message is None:
+        call_text(inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad)))
+        return
+    failed = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad),
+                       tool_error=True)
+    (error,) = [block["text"] for block in failed["content"] if block.get("type") == "text"]
+    assert message in error and "\n" not in error and "pydantic" not in error, error
+
+
+@needs_npx
+def test_tool_schemas_pass_the_inspectors_strict_lint(inspector_db: Path, tmp_path: Path) -> None:
+    """`--strict` lints the schemas for portability (e.g. a ``type`` list, which single-type dialects
+    such as Gemini's reject) and fails on errors; lancelot's schemas give no finding at all."""
+    assert NPX is not None
+    args = [NPX, "-y", INSPECTOR, "--cli", "-e", f"LANCEDB_PATH={inspector_db}", "-e", f"PYTHONPATH={REPO}",
+            "-e", "PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring", "--method", "tools/list", "--strict",
+            "--format", "json", "--", *lancelot_command(), "serve"]
+    proc = subprocess.run(args, env=subprocess_env(npm_config_update_notifier="false"), cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    envelope = json.loads(proc.stdout.splitlines()[0])
+    assert "schemaFindings" not in envelope, envelope.get("schemaFindings")

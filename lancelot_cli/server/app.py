@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS, CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, Tool, ToolAnnotations,
 )
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, WithJsonSchema
 
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
@@ -41,7 +41,8 @@ Filters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(
     description="Only rows whose columns equal these (any of a list): {\"kind\": \"adr\", \"status\": [\"a\", \"b\"]}.")]
 # lancedb_query's narrowing is lancedb_search's: said once, there.
 SamePathPrefix = Annotated[str | None, Field(description="As in lancedb_search.")]
-SameFilters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(description="As in lancedb_search.")]
+SameFilters = Annotated[dict[str, FilterValue | list[FilterValue]] | None,
+                       WithJsonSchema({"type": "object", "description": "As in lancedb_search."})]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
@@ -61,16 +62,15 @@ SEARCH_DESCRIPTION = """\
 Find passages (read-only): where something is written, candidates, exact terms, codes, identifiers. \
 Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
 document or the chunks around a hit's id.
-Hits: id, score (higher is better; lower for ranking "distance"), matched (share of query words \
-found), title, source, snippet, metadata (other columns). note says why searchType (what ran) \
-differs from the one asked. At most 2 chunks of one document by default (perDocument; 0: all)."""
+Hits carry score (higher is better; lower for ranking "distance") and matched (share of query \
+words found); note says why searchType (what ran) differs from the one asked. At most 2 chunks of \
+one document by default (perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only; writes no answer): the best chunks' full text as one \
-Markdown block in rank order, at most contextBudget characters (the best chunk is cut to fit; \
-chunks left out are counted). Use lancedb_search to find where something is or to see many hits \
-cheaply. warmStart=true (start of a session): an overview instead (README/index documents, then \
-each document's opening chunk)."""
+Markdown block in rank order, within contextBudget characters (the best chunk is cut to fit, others \
+left out are counted). lancedb_search is cheaper to find where something is. warmStart=true (start \
+of a session): an overview instead (README/index documents, each document's opening chunk)."""
 
 DOCUMENT_DESCRIPTION = """\
 Read one document as Markdown (read-only; from the database, never files): `source` (a path as \
@@ -79,14 +79,13 @@ around it, not both. Cut to contextBudget characters; a last line then gives the
 Chunks count from 0, as in ids (path#0)."""
 
 STATUS_DESCRIPTION = """\
-What can be searched (read-only): the connection, each table's rows, full-text index and vector \
-column, and whether vector search works (key present and from where, never the key; embedding \
-model). Call it first when a search fails or finds nothing, or for table names; lancedb_version \
-has the server's version."""
+What can be searched (read-only): each table's rows, full-text index and vectors, and whether vector \
+search works (and with which key source or model; never the key). Call it first when a search fails \
+or finds nothing, or for table names; lancedb_version has the server's version."""
 
 VERSION_DESCRIPTION = """\
-Lancelot's version, MCP protocol version and features (transports, search types). Read-only; it \
-does not touch the database (lancedb_status does)."""
+Lancelot's version, MCP protocol version and features. Read-only; no database access (lancedb_status \
+has that)."""
 
 
 def instructions(settings: Settings) -> str:

@@ -36,14 +36,13 @@ class SearchReply(TypedDict):
 
 # --- What `tools/list` publishes: the SDK's pydantic schemas without the noise --------------------
 
-_SIMPLE = {"string", "integer", "number", "boolean", "null", "array", "object"}
-
-
 def slim(schema: Any) -> Any:
     """A JSON schema without what costs an agent tokens and tells it nothing: ``title`` everywhere,
-    ``anyOf [X, null]`` with ``default: null`` on optional parameters (null is still accepted by the
-    server; it just is not advertised), and unions of plain types written out one by one
-    (``anyOf [{string}, {integer}, {number}]`` becomes ``type: [string, number]``)."""
+    ``additionalProperties: true`` (the default), ``anyOf [X, null]`` with ``default: null`` on
+    optional parameters (null is still accepted by the server; it just is not advertised), and
+    ``integer`` next to ``number`` in a union. Unions stay ``anyOf`` of single types: a ``type``
+    list is shorter but less portable (the MCP Inspector's lint warns that single-type dialects,
+    such as Gemini's, reject it)."""
     if isinstance(schema, list):
         return [slim(item) for item in schema]
     if not isinstance(schema, dict):
@@ -52,17 +51,17 @@ def slim(schema: Any) -> Any:
            if not (k == "title" and isinstance(v, str)) and not (k == "additionalProperties" and v is True)}
     if "properties" in schema:  # "title" may also be a property's *name*: keep those
         out["properties"] = {name: slim(value) for name, value in schema["properties"].items()}
+    optional = out.get("default", ...) is None
+    if optional:  # "default: null" says only that the parameter may be left out, as "required" does
+        out.pop("default")
     options = out.get("anyOf")
     if isinstance(options, list):
-        options = [o for o in options if o != {"type": "null"}] if out.get("default", ...) is None else options
-        if out.get("default", ...) is None:
-            out.pop("default")
-        merged = options[0] if len(options) == 1 else _merge_types(options)
-        if merged is not None:
-            out.pop("anyOf")
-            out = {**merged, **out}
-        else:
-            out["anyOf"] = options
+        if optional:
+            options = [o for o in options if o != {"type": "null"}]
+        if {"type": "number"} in options:  # every integer is a number
+            options = [o for o in options if o != {"type": "integer"}]
+        out.pop("anyOf")
+        out = {**options[0], **out} if len(options) == 1 else {"anyOf": options, **out}
     return out
 
 
@@ -81,28 +80,6 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
         return {k: walk(v) for k, v in node.items() if k != "$defs"}
 
     return walk(schema)
-
-
-def _merge_types(options: list[Any]) -> dict[str, Any] | None:
-    """One schema for a union of schemas that differ only by type (an array keeps its ``items``)."""
-    types: list[str] = []
-    extra: dict[str, Any] = {}
-    for option in options:
-        if not isinstance(option, dict) or not set(option) <= {"type", "items"}:
-            return None
-        if "items" in option:
-            if option.get("type") != "array" or extra:
-                return None
-            extra["items"] = option["items"]
-        kinds = option.get("type")
-        for kind in kinds if isinstance(kinds, list) else [kinds]:
-            if kind not in _SIMPLE:
-                return None
-            types.append(kind)
-    if "number" in types and "integer" in types:  # every integer is a number
-        types.remove("integer")
-    types = list(dict.fromkeys(types))
-    return {"type": types[0] if len(types) == 1 else types, **extra}
 
 
 # --- Arguments the schema rejects, worded for an agent -------------------------------------------

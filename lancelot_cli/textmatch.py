@@ -14,6 +14,8 @@ STOP_WORDS = frozenset(
     "they this to was will with".split()
 )
 _CONNECTED = re.compile(r"[A-Za-z0-9][_\-.:/#][A-Za-z0-9]|[a-z][A-Z]")
+# Non-ASCII letters that re.IGNORECASE matches to ASCII ones (Kelvin sign, long s, dotted and dotless i).
+_CASE_SPECIAL = frozenset("\u212a\u017f\u0130\u0131")
 _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>«»“”‘’"
 
 
@@ -48,9 +50,7 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
     flat = " ".join(text.split())
     if len(flat) <= size:
         return flat
-    positions = sorted(
-        (match.start(), word) for word in words for match in re.finditer(re.escape(word), flat, re.I)
-    )
+    positions = sorted(_occurrences(flat, words))
     start = 0
     if positions:
         # Slide a window over the match positions and keep the first one that covers most distinct
@@ -79,6 +79,24 @@ def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
         space = flat.rfind(" ", start, end)
         end = space if space > end - 30 else end
     return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+
+
+def _occurrences(flat: str, words: list[str]) -> list[tuple[int, str]]:
+    """(start, word) of each word's non-overlapping, case-insensitive occurrences in ``flat``. Plain
+    ``str.find`` on lower-cased text when the words are ASCII and the text has none of the four
+    letters IGNORECASE matches to ASCII ones (the same matches as the regular expression, several
+    times faster; lower-casing keeps every other character's length); ``re`` otherwise."""
+    if all(word.isascii() for word in words) and not _CASE_SPECIAL.intersection(flat):
+        lowered = flat.lower()
+        found = []
+        for word in words:
+            pattern = word.lower()
+            at = lowered.find(pattern)
+            while at >= 0:
+                found.append((at, word))
+                at = lowered.find(pattern, at + len(pattern))
+        return found
+    return [(match.start(), word) for word in words for match in re.finditer(re.escape(word), flat, re.I)]
 
 
 def only_stop_words(words: list[str]) -> bool:

@@ -369,3 +369,44 @@ def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypat
     assert anyio.run(tool, {}).count("manual.md") == 2
     assert anyio.run(tool, {"perDocument": 0}) == ["manual.md"] * 6
     assert anyio.run(tool, {"perDocument": 3}).count("manual.md") == 3
+
+
+def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine keeps a folder's table handle and facts between calls (issue 13): a re-index, a
+    front-matter column added by it, a --rebuild and a removed table are all seen at once."""
+    import shutil
+    import time
+
+    from lancelot_cli.errors import TableNotFoundError
+
+    src, db = tmp_path / "docs", tmp_path / "db"
+    write_docs(src, {"a.md": "# Alpha\n\napples and pears\n"})
+    index_folder(src, str(db))
+    engine = engine_for(db, monkeypatch)
+    assert [h["source"] for h in engine.search("apples")["hits"]] == ["a.md"]
+    time.sleep(1.1)  # past the settling time, so the facts come from the cache
+    assert [h["source"] for h in engine.search("apples")["hits"]] == ["a.md"]
+    write_docs(src, {"b.md": "---\nkind: note\n---\n# Beta\n\nbananas and apples\n"})
+    index_folder(src, str(db))
+    assert [h["source"] for h in engine.search("bananas", filters={"kind": "note"})["hits"]] == ["b.md"]
+    index_folder(src, str(db), rebuild=True)
+    assert [h["source"] for h in engine.search("bananas")["hits"]] == ["b.md"]
+    shutil.rmtree(db / "documents.lance")
+    with pytest.raises(TableNotFoundError):
+        engine.search("apples")
+
+
+@pytest.mark.parametrize("text", ["The \u212aelvin scale", "a \u017fpecial long s", "\u0130stanbul and \u0131zmir",
+                                  "Stra\u00dfe, \u03a3\u0391\u03a3 and plain words"])
+def test_snippet_finds_words_as_ignorecase_does(text: str) -> None:
+    """The fast path of the snippet search (str.find on lower-cased text) is taken only where it
+    finds what re.IGNORECASE finds: these letters match ASCII ones, so the regular expression runs."""
+    import re
+
+    from lancelot_cli.textmatch import snippet
+
+    long_text = ("filler " * 60) + text + (" filler" * 60)
+    for word in ("kelvin", "special", "istanbul", "izmir", "words", "σας"):
+        cut = snippet(long_text, [word], 80)
+        if re.search(re.escape(word), long_text, re.I):
+            assert re.search(re.escape(word), cut, re.I), (word, cut)

@@ -8,6 +8,7 @@ A local database folder must exist already: ``lancedb.connect`` would create it,
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -21,6 +22,9 @@ __all__ = ["ReadOnlyDatabase", "ReadOnlyTable", "RowFilter", "TableFacts", "Vect
            "fts_query", "quick_table_names", "store_kind", "warm_up"]
 
 Row = dict[str, Any]
+# A ``_versions`` folder unchanged for this long (ns) has no commit its modification time may hide
+# (file systems keep it in steps of a few ms).
+SETTLED_NS = 1_000_000_000
 
 
 def _quote_identifier(name: str) -> str:
@@ -34,7 +38,7 @@ class ReadOnlyTable:
         self.name = name
         self._table = table
         self._facts: tuple[int, TableFacts] | None = None
-        self._pinned = False  # facts fixed for this handle's life (a folder's tables: one per call)
+        self._pinned = False  # facts fixed for this object's life (a folder's tables: one per call)
 
     @property
     def facts(self) -> TableFacts:
@@ -177,7 +181,7 @@ def _filtered(search: Any, row_filter: RowFilter | None) -> Any:
 
 
 class ReadOnlyDatabase:
-    """A LanceDB database opened for reading; tables are opened per call (about 1 ms).
+    """A LanceDB database opened for reading; table handles are kept (see ``table``).
 
     Args:
         uri: a folder, or an object-store URI (``s3://bucket/prefix``, ``gs://``, ``az://``...).
@@ -199,9 +203,10 @@ class ReadOnlyDatabase:
 
         self.uri = uri
         self._open: dict[str, ReadOnlyTable] = {}
-        # name -> (folder identity, version, facts): a folder's tables are opened per call, and
-        # reading a schema and index list each time costs more than the search itself.
+        # name -> (folder identity, version, facts): reading a schema and index list on every call
+        # costs more than the search itself.
         self._facts: dict[str, tuple[Any, int, TableFacts]] = {}
+        self._handles: dict[str, tuple[Any, Any]] = {}  # name -> (folder identity, LanceDB table)
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
             self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
@@ -221,12 +226,30 @@ class ReadOnlyDatabase:
 
     def table(self, name: str) -> ReadOnlyTable:
         """Open a table. On an object store the handle is kept: opening costs requests, and the
-        handle itself picks up new versions every ``consistency`` seconds. A folder's tables are
-        opened per call (about 1 ms), so a table removed and rebuilt is simply found again."""
+        handle itself picks up new versions every ``consistency`` seconds. A folder's table handle
+        is kept while its folder is the same one (device, inode and change time: a table rebuilt and
+        renamed into place, or removed, is opened again); each call gets the facts of the version
+        it sees, worked out once per version."""
         if name in self._open:
             return self._open[name]
+        identity = self._folder_identity(name) if is_local(self.uri) else None
+        kept = self._handles.get(name) if identity is not None else None
+        if kept is not None and kept[0] == identity:
+            handle = kept[1]
+        else:
+            handle = self._open_table(name)
+            if identity is not None:
+                self._handles[name] = (identity, handle)
+        table = ReadOnlyTable(name, handle)
+        if not is_local(self.uri):
+            self._open[name] = table
+        elif identity is not None:
+            self._pin_facts(name, table, identity)
+        return table
+
+    def _open_table(self, name: str) -> Any:
         try:
-            table = ReadOnlyTable(name, self._db.open_table(name))
+            return self._db.open_table(name)
         except (ValueError, FileNotFoundError) as exc:
             message = str(exc).lower()
             if "not found" not in message and "invalid table name" not in message \
@@ -235,28 +258,40 @@ class ReadOnlyDatabase:
             existing = self.table_names()
             hint = f"tables here: {', '.join(existing)}" if existing else "this database has no tables yet; run `lancelot index SRC DB`"
             raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
-        if not is_local(self.uri):
-            self._open[name] = table
-            return table
-        self._reuse_facts(name, table)
-        return table
 
-    def _reuse_facts(self, name: str, table: ReadOnlyTable) -> None:
-        """Give a freshly opened local table the facts of its last opening when it is the same
-        table folder (a rebuilt table is renamed into place: a new inode) at the same version."""
+    def _folder_identity(self, name: str) -> tuple[int, int, int] | None:
+        """The table folder's device, inode and change time; None when it cannot be told (then
+        the table is opened for this call only)."""
+        if not name or name.startswith(".") or os.sep in name or (os.altsep and os.altsep in name):
+            return None
         try:
             stat = os.stat(os.path.join(local_path(self.uri), f"{name}.lance"))
         except OSError:
-            return
-        identity = (stat.st_dev, stat.st_ino)
-        version = table.version
+            return None
+        return stat.st_dev, stat.st_ino, stat.st_ctime_ns
+
+    def _pin_facts(self, name: str, table: ReadOnlyTable, identity: tuple[int, int, int]) -> None:
+        """Give the call's table the facts of the version it sees, reused while the folder and
+        version are the same (reading a schema and index list costs more than the search). Each
+        commit adds a file to ``_versions``: while that folder's modification time is the same and
+        more than SETTLED_NS old, the version has not changed and is not asked for (a round trip)."""
+        try:
+            versions = os.stat(os.path.join(local_path(self.uri), f"{name}.lance", "_versions")).st_mtime_ns
+        except OSError:
+            versions = None
+        key = (identity, versions)
         cached = self._facts.get(name)
-        if cached is not None and cached[0] == identity and cached[1] == version:
-            table._facts = (version, cached[2])
+        if cached is not None and cached[0] == key and versions is not None \
+                and time.time_ns() - versions > SETTLED_NS:
+            version, facts = cached[1], cached[2]
         else:
-            facts = table_facts(name, table._table)
-            table._facts = (version, facts)
-            self._facts[name] = (identity, version, facts)
+            version = table.version
+            if cached is not None and cached[0][0] == identity and cached[1] == version:
+                facts = cached[2]
+            else:
+                facts = table_facts(name, table._table)
+            self._facts[name] = (key, version, facts)
+        table._facts = (version, facts)
         table._pinned = True
 
 

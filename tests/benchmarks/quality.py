@@ -452,7 +452,8 @@ def identifier_tokens(query: str, letters_digits: bool = False) -> list[str]:
 
 
 def _fts(ask: Any, query: str, limit: int) -> list[dict[str, Any]]:
-    return ask.tbl.fts(query, ask.text_col, limit, ask.columns, ask.row_filter)
+    # With the engine's weighted title/heading/path columns, so a variant differs only in its own change.
+    return ask.tbl.fts(query, ask.text_col, limit, ask.columns, ask.row_filter, getattr(ask, "boosts", None))
 
 
 def rewrite(transform: Callable[[str], str]) -> Bm25:

@@ -278,7 +278,7 @@ async def test_sdk_client_lists_and_calls_the_four_tools(loopback: Served, sampl
     assert "gift card" in _text(query).lower() and len(_text(query)) <= 2000
     assert status.structured_content["tables"][0]["name"] == "documents"
     assert version.structured_content["name"] == "lancelot"
-    assert bad.is_error and "greater than or equal to 1" in _text(bad)
+    assert bad.is_error and "limit must be an integer from 1 to 200; got 0" in _text(bad)
 
 
 # -- 2. the Guard rules, one request each ----------------------------------------------------------

@@ -156,10 +156,9 @@ def test_query_call_returns_markdown(inspector_db: Path, tmp_path: Path) -> None
 # (the SDK validates structuredContent against the tool's outputSchema and fails the call when it
 # does not match), and a bad argument must come back as a tool error whose text is one line naming
 # the parameter. The Inspector coerces --tool-arg values by the schema ("ten" for an integer is sent
-# as null, any boolean value as true/false), so the bad calls use values it passes through.
-# lancedb_status and lancedb_version accept no value that can be wrong: an unknown argument is
-# ignored, and the reply must still parse.
-SURFACE_CALLS: list[tuple[str, list[str], list[str], str | None]] = [
+# as null, any boolean value as true/false), so the bad calls use values it passes through;
+# lancedb_status and lancedb_version get an argument they do not take.
+SURFACE_CALLS: list[tuple[str, list[str], list[str], str]] = [
     ("lancedb_search", ["query=refund", "limit=2"], ["query=refund", "searchType=fuzzy"],
      'searchType must be one of auto, text, vector, hybrid; got "fuzzy"'),
     ("lancedb_search", ["query=refund", 'filters={"path": "policies/refunds.md"}'], ["query=refund", "limit=ten"],
@@ -168,8 +167,8 @@ SURFACE_CALLS: list[tuple[str, list[str], list[str], str | None]] = [
      "contextBudget must be an integer of at least 200; got 5"),
     ("lancedb_document", ["source=policies/refunds.md", "contextBudget=300"],
      ["source=policies/refunds.md", "id=policies/refunds.md#0"], "not both"),
-    ("lancedb_status", ["verbose=true"], ["verbosity=2"], None),
-    ("lancedb_version", [], ["extra=1"], None),
+    ("lancedb_status", ["verbose=true"], ["verbosity=2"], "unknown parameter verbosity; this tool takes: verbose"),
+    ("lancedb_version", [], ["extra=1"], "unknown parameter extra; this tool takes: no parameters"),
 ]
 
 
@@ -182,14 +181,11 @@ def _tool_args(pairs: list[str]) -> list[str]:
                          ids=[f"{c[0]}-{n}" for n, c in enumerate(SURFACE_CALLS)])
 def test_every_tool_reply_and_error_passes_the_typescript_sdk(inspector_db: Path, tmp_path: Path, tool: str,
                                                                good: list[str], bad: list[str],
-                                                               message: str | None) -> None:
+                                                               message: str) -> None:
     result = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(good))
     text = call_text(result)
     if "structuredContent" in result:  # validated by the SDK against outputSchema when there is one
         assert result["structuredContent"] == json.loads(text)
-    if message is None:
-        call_text(inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad)))
-        return
     failed = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad),
                        tool_error=True)
     (error,) = [block["text"] for block in failed["content"] if block.get("type") == "text"]

@@ -157,6 +157,12 @@ BAD_ARGUMENTS = [
     ("lancedb_document", {"source": "policies/refunds.md", "id": "policies/refunds.md#0"},
      "give source (a whole document) or id (the chunks around a hit), not both"),
     ("lancedb_status", {"verbose": [1]}, "verbose must be true or false; got [1]"),
+    # An argument the tool does not take is named, not dropped in silence.
+    ("lancedb_search", {"query": "x", "limt": 5, "top_k": 3},
+     "unknown parameters limt, top_k; this tool takes: query, limit, searchType, table,"),
+    ("lancedb_query", {"question": "x", "query": "x"}, "unknown parameter query; this tool takes: question,"),
+    ("lancedb_status", {"verbosity": 2}, "unknown parameter verbosity; this tool takes: verbose"),
+    ("lancedb_version", {"extra": 1}, "unknown parameter extra; this tool takes: no parameters"),
 ]
 
 

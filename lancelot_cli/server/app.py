@@ -27,7 +27,7 @@ from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES, AgentDocument
 from lancelot_cli.server.metrics import Metrics
-from lancelot_cli.server.schemas import SearchReply, argument_problems, inline_defs, slim
+from lancelot_cli.server.schemas import SearchReply, argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import display_uri, quick_table_names, warm_up
 from lancelot_cli.wire import to_json, to_wire
@@ -198,6 +198,10 @@ class LancelotServer(MCPServer):
         error: str | None = None
         reply_chars = 0
         try:
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+            unknown = unknown_arguments(list(arguments), schema) if schema is not None else None
+            if unknown:
+                raise ToolError(_capped(f"Error executing tool {name}: {unknown}"))
             result = await super().call_tool(name, arguments, context)
             reply_chars = _reply_chars(result)
             if getattr(result, "is_error", False):

@@ -121,11 +121,23 @@ def argument_problems(errors: list[dict[str, Any]], input_schema: dict[str, Any]
         if name in problems:  # a union reports each alternative: one line per parameter is enough
             continue
         if name not in properties:
-            known = ", ".join(properties) or "none"
-            problems[name] = f"unknown parameter {name}; parameters are: {known}"
+            problems[name] = unknown_arguments([name], input_schema) or ""
         elif error.get("type") == "missing":
             problems[name] = f"{name} is required ({allowed(properties[name])})"
         else:
             given = arguments.get(name, error.get("input"))  # the whole value, not the nested part pydantic names
             problems[name] = f"{name} must be {allowed(properties[name])}; got {_got(given)}"
     return ". ".join(problems.values())
+
+
+def unknown_arguments(names: list[str], input_schema: dict[str, Any]) -> str | None:
+    """A line naming the arguments the tool does not take, and the ones it does; None if all are
+    known. A misspelt ``limt`` or another tool's ``top_k`` would otherwise be dropped in silence."""
+    properties = input_schema.get("properties", {})
+    unknown = [name for name in names if name not in properties]
+    if not unknown:
+        return None
+    shown = ", ".join(name if len(name) <= MAX_GOT_CHARS else f"{name[:MAX_GOT_CHARS]}… ({len(name):,} characters)"
+                      for name in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    return f"unknown parameter{plural} {shown}; this tool takes: {', '.join(properties) or 'no parameters'}"

@@ -98,6 +98,16 @@ def test_tools_list_as_sent_fits_the_budget(sample_db: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
+async def test_tools_list_in_the_2026_protocol_fits_the_budget_too(sample_db: Path) -> None:
+    """The modern protocol's result also carries the server's info in ``_meta`` and cache hints."""
+    async with Client(_server(sample_db)) as client:
+        listed = await client.list_tools()
+    size = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False,
+                          separators=(",", ":")))
+    assert size <= TOOLS_LIST_BUDGET, f"tools/list result is {size} characters"
+
+
+@pytest.mark.anyio
 async def test_every_parameter_is_described_once_without_schema_noise(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
         tools = (await client.list_tools()).tools

@@ -59,6 +59,7 @@ class IndexReport:
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
+    optimized: bool = False  # optimize() ran (storage.writer.OptimizePolicy); not in as_dict
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -360,13 +361,14 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
                                        dimension=dimension)
                 report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
                 report.version, report.committed = written.version, written.committed
+                report.optimized = written.optimized
             else:
                 report.version = writer.version
             chosen = {"exclude": list(patterns), "siteDetection": detect}
             if chosen != (saved or DEFAULT_OPTIONS) and writer.save_index_options(chosen):
                 report.version = writer.version
-            if not report.committed and writer.fold_unindexed():  # a run killed between its commit and optimize()
-                report.version = writer.version
+            if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
+                report.version, report.optimized = writer.version, True
             report.chunks = writer.count()
         if stopped.signum is not None:
             what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"

@@ -7,6 +7,11 @@ renames and moves (reported as the directory only), editors' atomic-rename saves
 A file that fails to parse is reported and retried on its next change; a failing batch is
 reported and the watcher goes on. If the folder itself disappears, the table is left as it is
 and the watcher waits for the folder to come back.
+
+A batch commits its rows and leaves ``optimize()`` to the writer's policy (storage.writer.
+OptimizePolicy: searches already find rows the full-text index does not cover yet). Once the folder
+has been quiet for ``idle_optimize_s`` after a commit that was not optimized, the watcher optimizes
+the table, so a quiet table ends up fully indexed and compacted.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.indexer import IndexReport, index_folder
 from lancelot_cli.indexer.sources import EXTENSIONS
+from lancelot_cli.storage.schema import is_local, local_path
 
 # Events are gathered until the folder has been quiet this long (editors save in bursts)...
 QUIET_MS = 150
@@ -52,25 +58,48 @@ def watch_folder(
     on_error: Callable[[str], None],
     stop: threading.Event | None = None,
     quiet_ms: int = QUIET_MS,
+    idle_optimize_s: float | None = None,
     **index_options: Any,
 ) -> None:
     """Index once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
 
-    A batch in flight when the stop comes is finished (its commit is atomic either way).
+    A batch in flight when the stop comes is finished (its commit is atomic either way), and so is
+    an idle ``optimize()`` (after ``idle_optimize_s``; default ``OptimizePolicy.idle_seconds``).
     """
     import watchfiles
+
+    from lancelot_cli.storage.writer import OPTIMIZE_POLICY
 
     root = Path(source).expanduser().resolve()
     stop = stop or threading.Event()
     _stop_on_sigterm(stop)
+    idle_s = OPTIMIZE_POLICY.idle_seconds if idle_optimize_s is None else idle_optimize_s
+    pending = False  # a pass committed rows that optimize() has not taken in yet
+    last_pass = time.monotonic()
 
     def run_pass() -> None:
+        nonlocal pending, last_pass
         if not root.is_dir():
             return  # the loop below reports it and waits
         try:
-            on_batch(index_folder(root, database, table, **index_options))
+            report = index_folder(root, database, table, **index_options)
         except LancelotError as exc:
             on_error(str(exc))
+        else:
+            pending = (pending or report.committed) and not report.optimized
+            on_batch(report)
+        last_pass = time.monotonic()
+
+    def optimize_when_idle() -> None:
+        nonlocal pending, last_pass
+        if not pending or time.monotonic() - last_pass < idle_s:
+            return
+        try:
+            optimize_table(database, table, index_options.get("storage_options"))
+            pending = False
+        except LancelotError as exc:  # e.g. another `lancelot index` holds the table: try again later
+            on_error(f"could not optimize the table while idle: {exc}")
+        last_pass = time.monotonic()
 
     first = True  # a pass is due as soon as file events are being collected
     while not stop.is_set():
@@ -92,8 +121,21 @@ def watch_folder(
             if changes or first:
                 first = False
                 run_pass()
+            elif root.is_dir():
+                optimize_when_idle()
             if not root.is_dir():
                 break  # the watched folder went away: go back to waiting for it
+
+
+def optimize_table(database: str, table: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Fold unindexed rows into the full-text indexes and compact ``table`` now (holding the writer
+    lock, so it refuses while another `lancelot index` writes). True if there was anything to do."""
+    from lancelot_cli.storage.writer import TableWriter, writer_lock
+
+    if is_local(database):
+        database = str(Path(local_path(database)).expanduser())
+    with writer_lock(database, table):
+        return TableWriter(database, table, storage_options).optimize(force=True)
 
 
 def _stop_on_sigterm(stop: threading.Event) -> None:

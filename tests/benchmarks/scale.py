@@ -332,7 +332,9 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     columns = [c for c in tbl.columns if c != "vector"]
     search["text (lancedb FTS call only)"], _ = timed(lambda q: tbl.fts(q, TEXT, limit, columns), texts)
     with patched(storage_facts, "fts_indices", lambda table: []):  # the same table, without using its index
+        engine._db = None  # (the engine's database keeps each table's facts per version: drop them)
         run("text (substring scan, same table)", "text", scan_texts, "substring")
+    engine._db = None
     exact_vec = [ids_of(r) for r in run("vector (flat, exact)", "vector", texts, "distance")]
     run("hybrid (BM25 + flat vector)", "hybrid", texts, "rrf")
 

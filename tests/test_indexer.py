@@ -31,6 +31,7 @@ from lancelot_cli.indexer.sources import (
     walk,
 )
 from lancelot_cli.storage.reader import ReadOnlyDatabase
+from lancelot_cli.storage.schema import FIELD_INDEX_NAMES
 
 TABLE = "documents"
 FTS_MISSING = "INVERTED index"
@@ -96,10 +97,11 @@ def write(path: Path, text: str) -> Path:
 def assert_full_fts(db: Path, table: str = TABLE) -> None:
     tbl = open_table(db, table)
     indices = fts_indices(tbl)
-    assert len(indices) == 1, tbl.list_indices()
-    assert list(indices[0].columns) == ["text"]
-    assert indices[0].num_indexed_rows == tbl.count_rows()
-    assert indices[0].num_unindexed_rows == 0
+    # One full-text index per searched column: the text, and the weighted title/heading/path.
+    assert sorted(c for index in indices for c in index.columns) == sorted(["text", *FIELD_INDEX_NAMES]), indices
+    for index in indices:
+        assert index.num_indexed_rows == tbl.count_rows(), index
+        assert index.num_unindexed_rows == 0, index
     coverage = ReadOnlyDatabase(str(db)).table(table).fts_coverage()
     assert coverage == {"indexed": tbl.count_rows(), "unindexed": 0}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -181,7 +182,7 @@ def release_memory() -> None:
     ~75 MB), and every 64 pages empty trafilatura's caches (they only grow in a long run)."""
     global _pages, _libc
     _pages += 1
-    if _pages % _PAGES_PER_RESET == 0:
+    if _pages % _PAGES_PER_RESET == 0 and "trafilatura" in sys.modules:  # not imported: nothing cached
         from trafilatura.meta import reset_caches
 
         reset_caches()

@@ -1,7 +1,8 @@
 """Find the documents under a folder and turn each into a title and plain text.
 
 Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``);
-HTML goes through trafilatura (main content, as Markdown), with lxml as the fallback for pages
+HTML pages with a named content container are walked into Markdown (``html_markdown``), others
+go through trafilatura (main content, as Markdown), with lxml as the fallback for pages
 trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
 lines. In a git work tree, files that ``.gitignore`` excludes are left out, and so are those that
 ``--exclude`` patterns or ``.lancelotignore`` name (``ignore``); a generated documentation site
@@ -219,6 +220,9 @@ HTML_MAX_DEPTH = 256
 TOO_DEEP = f"the page nests elements more than {HTML_MAX_DEPTH} deep and the HTML parser drops the text below that"
 
 
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+
+
 def html_to_text(html: str) -> tuple[str | None, str]:
     """(title, main text) of an HTML page."""
     title, text, _ = _html_to_text(html)
@@ -227,11 +231,13 @@ def html_to_text(html: str) -> tuple[str | None, str]:
 
 def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     """(title, main text, True when the page was nested too deeply to be read whole)."""
-    import trafilatura
     from lxml import html as lxml_html
 
     from lancelot_cli.indexer.html import clean_markdown, heading_texts, prepare, release_memory
+    from lancelot_cli.indexer.html_markdown import to_markdown
 
+    # lxml refuses a str that declares its encoding (every DocBook page: '<?xml ... encoding=...?>').
+    html = _XML_DECLARATION.sub("", html, count=1)
     title = None
     tree = None
     headings = None
@@ -252,9 +258,14 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
                 if candidate:
                     title = candidate
                     break
-    # The parsed tree is handed over as it is (one parse per page, not two).
-    text = trafilatura.extract(tree if tree is not None else html, output_format="markdown", include_tables=True,
-                               favor_recall=True) or ""
+    # A page whose content sits in a known container is walked (fast, keeps every heading); others
+    # go to trafilatura, handed the parsed tree as it is (one parse per page, not two).
+    text = to_markdown(tree) if tree is not None else None
+    if not text or not text.strip():
+        import trafilatura
+
+        text = trafilatura.extract(tree if tree is not None else html, output_format="markdown",
+                                   include_tables=True, favor_recall=True) or ""
     text = clean_markdown(text, headings)
     release_memory()
     # Permalink marks left on the heading lines of the extracted Markdown ("# Glossary#"): drop them.

@@ -144,6 +144,7 @@ class TableWriter:
         self.db_uri, self.name = db_uri, table
         self._storage_options = storage_options
         self._tbl: Any = None
+        self._existing: tuple[int, list[dict[str, Any]]] | None = None  # (version, rows) of existing()
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if table in self._db:
@@ -190,9 +191,14 @@ class TableWriter:
         """Every row's id, path, hash and the state of its file (size, mtime, content hash)."""
         if self._tbl is None:
             return []
+        version = int(self._tbl.version)
+        if self._existing is not None and self._existing[0] == version:
+            return self._existing[1]  # a run reads them for its file state, then again to write: once is enough
         columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
         with _guard("read", self.db_uri, self.name):
-            return self._tbl.search().select(columns).limit(None).to_arrow().to_pylist()
+            rows = self._tbl.search().select(columns).limit(None).to_arrow().to_pylist()
+        self._existing = (version, rows)
+        return rows
 
     def file_state(self) -> dict[str, tuple[int | None, int | None, str | None]]:
         """path -> (size, mtime in ns, content hash) as recorded at the last write."""

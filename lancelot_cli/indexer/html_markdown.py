@@ -117,22 +117,25 @@ def _block(tag: str, el: Any, out: list[str]) -> None:
                 fence += "`"
             out.append(f"{fence}\n{code}\n{fence}")
     elif tag in ("ul", "ol", "menu", "dir"):
-        number = 1
+        items: list[list[str]] = []
         for item in el:
-            if _tag(item) != "li":
-                continue
-            inner: list[str] = []
-            _blocks(item, inner)
-            if inner:
-                mark = f"{number}. " if tag == "ol" else "- "
-                number += 1
-                first = inner[0]
-                # A code fence keeps its line start; the mark goes on a line of its own.
-                out.append(f"{mark.rstrip()}\n{first}" if first.startswith("```") else mark + first)
-                out.extend(inner[1:])
+            if _tag(item) == "li":
+                inner: list[str] = []
+                _blocks(item, inner)
+                if inner:
+                    mark = f"{len(items) + 1}. " if tag == "ol" else "- "
+                    # A code fence keeps its line start; the mark goes on a line of its own.
+                    inner[0] = f"{mark.rstrip()}\n{inner[0]}" if inner[0].startswith("```") else mark + inner[0]
+                    items.append(inner)
+        if all(len(inner) == 1 and "\n" not in inner[0] for inner in items):
+            out.append("\n".join(inner[0] for inner in items))  # a tight list: one item a line
+        else:
+            for inner in items:
+                out.extend(inner)
     elif tag == "table":
-        rows = [_row(tr) for tr in el.iter("tr")]
-        out.extend(row for row in rows if row)
+        rows = "\n".join(row for row in map(_row, el.iter("tr")) if row)
+        if rows:
+            out.append(rows)
         for caption in el.iter("caption"):
             _blocks(caption, out)
     else:

@@ -122,3 +122,30 @@ def test_an_indexed_docbook_page_is_found_under_its_title(tmp_path: Path) -> Non
     index_folder(docs, str(tmp_path / "db"))
     rows = lancedb.connect(str(tmp_path / "db")).open_table("documents").to_arrow().to_pylist()
     assert {row["title"] for row in rows} == {"VACUUM"}
+
+
+def deep_main(depth: int, tag: str = "div", before: str = "") -> str:
+    return (f"<html><head><title>Deep page</title></head><body><main>{before}" + f"<{tag}>" * depth
+            + "The buried words are here. " * 40 + f"</{tag}>" * depth + "</main></body></html>")
+
+
+def test_a_container_nested_too_deep_is_still_skipped_or_read_in_part(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "deep.html", deep_main(100_000))
+    write(docs, "spans.html", deep_main(100_000, tag="span"))
+    write(docs, "part.html", deep_main(300, before="<h2>Before</h2><p>" + "Words before the deep part. " * 30 + "</p>"))
+    report = index_folder(docs, str(tmp_path / "db"), workers=1)
+    skipped = dict(report.skipped)
+    assert "nests elements more than 256 deep" in skipped["deep.html"]
+    assert "nests elements more than 256 deep" in skipped["spans.html"]
+    assert "indexed in part" in dict(report.notes)["part.html"]
+
+
+def test_an_article_keeps_a_header_that_holds_its_title_and_drops_its_navigation(tmp_path: Path) -> None:
+    page = ("<html><head><title>Install | Gadget</title></head><body><nav>Docs Blog GitHub</nav>"
+            "<main><article><nav class='breadcrumbs'>Home / Guides</nav><header><h1>Install</h1></header>"
+            "<p>Run <code>pip install gadget</code> to install it.</p><h2>Upgrade</h2><p>Run it again with "
+            "<code>-U</code>.</p><footer>Edit this page</footer></article><aside>On this page</aside></main>"
+            "<footer>Copyright Gadget</footer></body></html>")
+    doc = read_document(write(tmp_path / "docs", "install.html", page), "install.html")
+    assert doc.text == "# Install\n\nRun `pip install gadget` to install it.\n\n## Upgrade\n\nRun it again with `-U`."

@@ -1,5 +1,5 @@
-"""Clean what HTML extraction leaves behind: permalink anchors, Markdown escapes, table residue,
-the title suffix a whole site repeats, and reST/Markdown markup in titles.
+"""Parse an HTML page, and clean what extraction leaves behind: permalink anchors, Markdown escapes,
+table residue, the title suffix a whole site repeats, and reST/Markdown markup in titles.
 
 trafilatura turns a page's main content into Markdown. On generated documentation that Markdown
 carries the generators' permalink anchors ("¶" after every heading, Sphinx's "[source]" links,
@@ -38,6 +38,24 @@ _ESCAPE = re.compile(r"\\+([!-/:-@\[-`{-~])")
 _PILCROW = re.compile(r"[ \t]*¶")
 _TABLE_RULE = re.compile(r"^\s*\|?[\s|:\-]*-[\s|:\-]*$")
 _EMPTY_CELLS = re.compile(r"\|(?:[ \t]*\|)+")
+
+
+# lxml refuses a str that declares its encoding (every DocBook page: '<?xml ... encoding="UTF-8"?>').
+_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+
+
+def parse(html: str) -> tuple[str, Any, bool]:
+    """(the page without its XML declaration, its lxml tree or None when lxml rejects it, True when
+    it nests elements deeper than the parser keeps)."""
+    from lxml import html as lxml_html
+
+    html = _XML_DECLARATION.sub("", html, count=1)
+    try:
+        parser = lxml_html.HTMLParser()
+        tree = lxml_html.fromstring(html, parser=parser)
+    except Exception:  # lxml rejects some broken pages outright; trafilatura may still cope
+        return html, None, False
+    return html, tree, any("Excessive depth" in error.message for error in parser.error_log)
 
 
 def prepare(tree: Any) -> None:

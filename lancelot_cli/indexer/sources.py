@@ -220,9 +220,6 @@ HTML_MAX_DEPTH = 256
 TOO_DEEP = f"the page nests elements more than {HTML_MAX_DEPTH} deep and the HTML parser drops the text below that"
 
 
-_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
-
-
 def html_to_text(html: str) -> tuple[str | None, str]:
     """(title, main text) of an HTML page."""
     title, text, _ = _html_to_text(html)
@@ -233,21 +230,12 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     """(title, main text, True when the page was nested too deeply to be read whole)."""
     from lxml import html as lxml_html
 
-    from lancelot_cli.indexer.html import clean_markdown, heading_texts, prepare, release_memory
+    from lancelot_cli.indexer.html import clean_markdown, heading_texts, parse, prepare, release_memory
     from lancelot_cli.indexer.html_markdown import to_markdown
 
-    # lxml refuses a str that declares its encoding (every DocBook page: '<?xml ... encoding=...?>').
-    html = _XML_DECLARATION.sub("", html, count=1)
+    html, tree, truncated = parse(html)
     title = None
-    tree = None
     headings = None
-    truncated = False
-    try:
-        parser = lxml_html.HTMLParser()
-        tree = lxml_html.fromstring(html, parser=parser)
-        truncated = any("Excessive depth" in error.message for error in parser.error_log)
-    except Exception:  # lxml rejects some broken pages outright; trafilatura may still cope
-        tree = None
     if tree is not None:
         prepare(tree)  # permalink anchors out, code blocks marked as code
         headings = heading_texts(tree)

@@ -149,10 +149,14 @@ def _run(call: Callable[[], T]) -> T:
                                 f"against lancedb_status")) from exc
 
 
-def _warm(server: MCPServer) -> None:
+def _warm(server: MCPServer, stopped: threading.Event) -> None:
     """Import lancedb, then start loading the local embedding model of the default table's vectors,
-    if they were made by one, so a first vector search does not wait for either (a text search never does)."""
+    if they were made by one, so a first vector search does not wait for either (a text search never does).
+    Nothing is opened once the server has stopped (``stopped``): a server built per request (Lambda,
+    tests) must not leave a thread reading a database after it is gone."""
     warm_up()
+    if stopped.is_set():
+        return
     get_engine = getattr(server, "_get_engine", None)
     try:
         if get_engine is not None:
@@ -166,10 +170,15 @@ async def _lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
     # Started here, not at import: the transport owns stdout by now, so anything the import prints
     # goes to stderr. The short delay lets `initialize` be answered first: importing lancedb holds
     # the GIL most of the time and would slow that answer down by a few hundred milliseconds.
-    timer = threading.Timer(WARM_UP_DELAY, _warm, args=(_server,))  # lancedb (~1.5 s), then a local model
+    stopped = threading.Event()
+    timer = threading.Timer(WARM_UP_DELAY, _warm, args=(_server, stopped))  # lancedb (~1.5 s), then a local model
     timer.daemon = True
     timer.start()
-    yield {}
+    try:
+        yield {}
+    finally:
+        stopped.set()
+        timer.cancel()
 
 
 class LancelotServer(MCPServer):

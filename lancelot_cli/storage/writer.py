@@ -144,7 +144,6 @@ class TableWriter:
         self.db_uri, self.name = db_uri, table
         self._storage_options = storage_options
         self._tbl: Any = None
-        self._existing: tuple[int, list[dict[str, Any]]] | None = None  # (version, rows) of existing()
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if table in self._db:
@@ -187,22 +186,27 @@ class TableWriter:
         model = (field.metadata or {}).get(MODEL_TAG.encode())
         return (model.decode() if model else None), int(field.type.list_size)
 
-    def existing(self) -> list[dict[str, Any]]:
-        """Every row's id, path, hash and the state of its file (size, mtime, content hash)."""
-        if self._tbl is None:
+    def existing(self, paths: set[str] | None = None) -> list[dict[str, Any]]:
+        """Every row's id, path, hash and the state of its file (size, mtime, content hash); with
+        ``paths``, only the rows of those files (a small re-index reads a few rows, not the table)."""
+        if self._tbl is None or paths is not None and not paths:
             return []
-        version = int(self._tbl.version)
-        if self._existing is not None and self._existing[0] == version:
-            return self._existing[1]  # a run reads them for its file state, then again to write: once is enough
         columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
+        search = self._tbl.search()
+        if paths is not None:
+            search = search.where(f"{PATH} IN ({', '.join(map(_sql_string, sorted(paths)))})")
         with _guard("read", self.db_uri, self.name):
-            rows = self._tbl.search().select(columns).limit(None).to_arrow().to_pylist()
-        self._existing = (version, rows)
-        return rows
+            return search.select(columns).limit(None).to_arrow().to_pylist()
 
     def file_state(self) -> dict[str, tuple[int | None, int | None, str | None]]:
-        """path -> (size, mtime in ns, content hash) as recorded at the last write."""
-        return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in self.existing()}
+        """path -> (size, mtime in ns, content hash) as recorded at the last write, read from each
+        file's first chunk (every chunk of a file carries the same state; one commit writes them)."""
+        if self._tbl is None:
+            return {}
+        columns = [PATH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
+        with _guard("read", self.db_uri, self.name):
+            rows = self._tbl.search().where(f"{CHUNK} = 0").select(columns).limit(None).to_arrow().to_pylist()
+        return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in rows}
 
     def missing_vectors(self) -> int:
         if self._tbl is None or VECTOR not in self._tbl.schema.names:
@@ -265,7 +269,7 @@ class TableWriter:
         if created:
             with _guard("create", self.db_uri, self.name):
                 self._tbl = _create_indexed(self._db, self.db_uri, self.name)
-        existing = [r for r in self.existing() if paths is None or r[PATH] in paths]
+        existing = self.existing(paths)
         before = {r[ID]: r for r in existing}
         wanted = {row[ID]: row for row in rows}
         if len(wanted) != len(rows):

@@ -101,7 +101,8 @@ class OptimizePolicy:
     (the statistics shift by up to ~2 % on other rows). So it runs when:
     - the rows not in a full-text index pass ``unindexed_rows`` (a search's extra scan stays small),
       or ``unindexed_share`` of the table (a small table's index is cheap to rebuild), or
-    - the table has ``fragments`` data fragments or more (every commit adds one; reads slow down), or
+    - the table has ``fragments`` small data fragments or more (every commit adds one and reads slow
+      down; compaction leaves fragments of up to a million rows, which do not count), or
     - ``lancelot index --watch`` has been idle for ``idle_seconds`` after a commit (watch.py).
     A new table and a full rewrite (``--rebuild``, new vectors) pass the share at once."""
 
@@ -240,7 +241,7 @@ class TableWriter:
         unindexed = self.unindexed()
         with _guard("read", self.db_uri, self.name):
             stats = self._tbl.stats()
-        fragments = int(stats["fragment_stats"]["num_fragments"])
+        fragments = int(stats["fragment_stats"]["num_small_fragments"])
         if not (policy.due(int(stats["num_rows"]), unindexed, fragments) or (force and (unindexed or fragments > 1))):
             return False
         with _guard("write", self.db_uri, self.name):

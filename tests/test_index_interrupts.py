@@ -30,7 +30,9 @@ _WORDS = ("lance table index search vector query folder python memory signal wor
 
 
 def make_pages(root: Path, count: int, seed: int = 1, tag: str = "") -> None:
-    """``count`` documentation-like HTML pages (about 12 KB each: sections, paragraphs, lists)."""
+    """``count`` documentation-like HTML pages (about 12 KB each: sections, paragraphs, lists), with
+    no main-content container, so each goes through trafilatura (the slow path, which also needs
+    lxml_html_clean): the parallel phase lasts long enough to be interrupted."""
     rnd = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     for i in range(count):
@@ -42,7 +44,7 @@ def make_pages(root: Path, count: int, seed: int = 1, tag: str = "") -> None:
             sections.append(f"<h2>Section {s} of page {i}</h2>{paragraphs}<ul>{items}</ul>")
         (root / f"page{i:04d}.html").write_text(
             f"<html><head><title>Page {i}</title></head><body><nav><a href='x'>home</a></nav>"
-            f"<main><h1>Page {i}</h1>{''.join(sections)}</main></body></html>", encoding="utf-8")
+            f"<div class='page'><h1>Page {i}</h1>{''.join(sections)}</div></body></html>", encoding="utf-8")
 
 
 def group_members(pgid: int) -> list[int]:
@@ -201,10 +203,10 @@ def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, t
             continue
         expected = 130 if r["signal"] == "SIGINT" else 143
         lines = [line for line in r["stderr"].splitlines() if line.strip()]
-        # The run ends (workers reaped, its line printed) within 2 s; the interpreter's own exit
-        # after lancedb was loaded (its runtime and modules torn down) adds 0.3 s on an idle
-        # machine, seconds on an overloaded one, as after any run: hence the wider bound on exit.
-        if r["code"] != expected or (r["lineSeconds"] or 99) > 2.0 or r["exitSeconds"] > 6.0 or r["leftover"]:
+        # The run ends (workers reaped, its line printed) within 2 s, and the process exits right
+        # after its line (the console script skips interpreter shutdown on a signal).
+        said = r["lineSeconds"]
+        if r["code"] != expected or said is None or said > 2.0 or r["exitSeconds"] > 2.5 or r["leftover"]:
             problems.append(f"{r['signal']} at {r['delay']} s: exit {r['code']}, line after {r['lineSeconds']} s, "
                             f"exit after {r['exitSeconds']} s, left {r['leftover']}")
         if len(lines) != 1 or "Traceback" in r["stderr"]:

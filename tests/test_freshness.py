@@ -623,7 +623,7 @@ def test_rerun_reads_and_rewrites_only_what_changed(docs: Path, tmp_path: Path) 
 
 HOLD_LOCK = """
 import sys
-from lancelot_cli.storage.writer import writer_lock
+from lancelot_cli.storage.lock import writer_lock
 with writer_lock(sys.argv[1], "documents"):
     print("locked", flush=True)
     sys.stdin.read()  # until the test closes our stdin

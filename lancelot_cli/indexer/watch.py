@@ -130,7 +130,8 @@ def watch_folder(
 def optimize_table(database: str, table: str, storage_options: dict[str, str] | None = None) -> bool:
     """Fold unindexed rows into the full-text indexes and compact ``table`` now (holding the writer
     lock, so it refuses while another `lancelot index` writes). True if there was anything to do."""
-    from lancelot_cli.storage.writer import TableWriter, writer_lock
+    from lancelot_cli.storage.lock import writer_lock
+    from lancelot_cli.storage.writer import TableWriter
 
     if is_local(database):
         database = str(Path(local_path(database)).expanduser())

@@ -25,60 +25,21 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
+from lancelot_cli.storage.columns import (
+    OWN_COLUMNS, complete, fts_columns, fts_config, fts_outdated, infer_type, sql_string, table_schema,
+)
 from lancelot_cli.storage.schema import (
-    ADDED_LATER, CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, HEADING, ID, LINE_END, LINE_START,
-    MODEL_TAG, PATH, TEXT, TITLE, VECTOR, is_local, local_path,
+    ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,
+    MODEL_TAG, PATH, TEXT, VECTOR, is_local, local_path,
 )
 
 # Field metadata of the ``path`` column that keeps the options a run was given (LanceDB's tag convention).
 OPTIONS_TAG = "lancedb:tag:index-options"
-
-
-def table_schema():  # type: ignore[no-untyped-def]
-    import pyarrow as pa
-
-    return pa.schema([
-        pa.field(ID, pa.string(), nullable=False),
-        pa.field(PATH, pa.string()),
-        pa.field(TITLE, pa.string()),
-        pa.field(CHUNK, pa.int32()),
-        pa.field(TEXT, pa.string()),
-        pa.field(HASH, pa.string()),
-        pa.field(FILE_SIZE, pa.int64()),
-        pa.field(FILE_MTIME, pa.int64()),
-        pa.field(FILE_HASH, pa.string()),
-        pa.field(HEADING, pa.string()),
-        pa.field(LINE_START, pa.int32()),
-        pa.field(LINE_END, pa.int32()),
-    ])
-
-
-FTS_OPTIONS = {"with_position": True, "base_tokenizer": "simple", "remove_stop_words": True, "stem": True}
-
-
-def fts_config():  # type: ignore[no-untyped-def]
-    """The full-text index: LanceDB's English defaults (stemming, stop words dropped, lower case,
-    ASCII folding) plus positions for "quoted phrase" queries. Tuning on the SciFact train split
-    (tests/benchmarks/quality.py) found other tokenizers within 0.004 nDCG@10 of these, and keeping
-    stop words hurt natural questions ("how do refunds work?"), so the defaults stay."""
-    from lancedb.index import FTS
-
-    return FTS(**FTS_OPTIONS)
-
-
-def _fts_outdated(tbl: Any, column: str = TEXT) -> bool:
-    """True when ``column``'s index was built with other tokenizer options than ``FTS_OPTIONS``."""
-    for index in tbl.list_indices():
-        if column in index.columns and str(index.index_type).upper() in {"FTS", "INVERTED"}:
-            details = getattr(index, "index_details", None) or {}
-            return any(key in details and details[key] != value for key, value in FTS_OPTIONS.items())
-    return False
 
 
 @dataclass(frozen=True)
@@ -159,9 +120,9 @@ class TableWriter:
                         f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
                         f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                     )
-                indexed = _fts_columns(self._tbl)
+                indexed = fts_columns(self._tbl)
                 for column, index_name in ((TEXT, FTS_INDEX_NAME), *FIELD_INDEX_NAMES.items()):
-                    if column not in indexed or _fts_outdated(self._tbl, column):
+                    if column not in indexed or fts_outdated(self._tbl, column):
                         # Building the new index is one commit: readers keep the old one until then
                         # (and search the text alone while a table has no title/heading/path index).
                         self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
@@ -195,7 +156,7 @@ class TableWriter:
         columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
         search = self._tbl.search()
         if paths is not None:
-            search = search.where(f"{PATH} IN ({', '.join(map(_sql_string, sorted(paths)))})")
+            search = search.where(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
         with _guard("read", self.db_uri, self.name):
             return search.select(columns).limit(None).to_arrow().to_pylist()
 
@@ -292,7 +253,7 @@ class TableWriter:
             self._add_columns_for(rows)
             schema = self._tbl.schema
             has_vectors = VECTOR in schema.names
-            data = pa.Table.from_pylist([_complete(row, schema) for row in rows], schema=schema)
+            data = pa.Table.from_pylist([complete(row, schema) for row in rows], schema=schema)
             if vectors_changed:
                 condition = "true"
             else:
@@ -306,7 +267,7 @@ class TableWriter:
             if paths is None:
                 merge = merge.when_not_matched_by_source_delete()
             elif paths:
-                merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(_sql_string, sorted(paths)))})")
+                merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
             merge.execute(data, on_bad_vectors="null")
         optimized = self.optimize()
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True, optimized=optimized)
@@ -336,11 +297,11 @@ class TableWriter:
         names = set(self._tbl.schema.names)
         new = sorted({key for row in rows for key in row} - names - {VECTOR})
         if new:
-            self._tbl.add_columns([pa.field(key, _infer_type(row.get(key) for row in rows)) for key in new])
+            self._tbl.add_columns([pa.field(key, infer_type(row.get(key) for row in rows)) for key in new])
 
     def front_matter_columns(self) -> set[str]:
         """The table's columns that front matter added (all but the indexer's own)."""
-        return set() if self._tbl is None else set(self._tbl.schema.names) - _OWN_COLUMNS
+        return set() if self._tbl is None else set(self._tbl.schema.names) - OWN_COLUMNS
 
     def index_options(self) -> dict[str, Any]:
         """The index options saved with the table (``--exclude``, site detection), {} if none."""
@@ -380,106 +341,6 @@ class TableWriter:
         self._tbl.add_columns(field)
 
 
-def _infer_type(values: Iterable[Any]):  # type: ignore[no-untyped-def]
-    """The Arrow type for a column holding ``values`` (None ignored): the narrowest that fits all."""
-    import pyarrow as pa
-
-    seen = [v for v in values if v is not None]
-    if not seen:
-        return pa.string()
-    if all(isinstance(v, bool) for v in seen):
-        return pa.bool_()
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in seen):
-        return pa.int64()
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in seen):
-        return pa.float64()
-    if all(isinstance(v, list) for v in seen):
-        return pa.list_(pa.string())
-    return pa.string()
-
-
-def _coerce(value: Any, kind: Any) -> Any:
-    """``value`` as a value of Arrow type ``kind`` (a column that already exists), or None."""
-    import pyarrow as pa
-
-    if value is None:
-        return None
-    try:
-        if pa.types.is_boolean(kind):
-            return value if isinstance(value, bool) else None
-        if pa.types.is_integer(kind):
-            return int(value) if not isinstance(value, bool) and float(value) == int(value) else None
-        if pa.types.is_floating(kind):
-            return float(value) if not isinstance(value, bool) else None
-        if pa.types.is_list(kind):
-            return value if isinstance(value, list) else [str(value)]
-    except (TypeError, ValueError):
-        return None
-    if isinstance(value, list):
-        return json.dumps(value, ensure_ascii=False)
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _complete(row: dict[str, Any], schema: Any) -> dict[str, Any]:
-    """The row with every column of the table (None for those it lacks, e.g. ``vector``), values of
-    front-matter columns made to fit their column's type."""
-    return {f.name: row.get(f.name) if f.name in _OWN_COLUMNS else _coerce(row.get(f.name), f.type) for f in schema}
-
-
-_OWN_COLUMNS = frozenset({*COLUMNS, VECTOR})
-
-
-def _sql_string(value: str) -> str:
-    """A SQL string literal: the value in single quotes, inner quotes doubled."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-@contextmanager
-def writer_lock(db_uri: str, table: str) -> Iterator[None]:
-    """Hold the table's writer lock (a file in the database folder) for the block.
-
-    A second `lancelot index` on the same table refuses at once instead of racing the first.
-    The kernel drops the lock when the process dies, even by SIGKILL: it is an ``flock`` on a
-    descriptor that child processes do not inherit (Python opens files non-inheritable, and the
-    HTML workers are spawned, not forked), so no worker can keep it. Also removes staging
-    folders that a killed run left behind. Object stores have no such lock: run one indexer.
-    """
-    if not is_local(db_uri):
-        yield
-        return
-    import fcntl
-
-    root = local_path(db_uri)
-    os.makedirs(root, exist_ok=True)
-    path = os.path.join(root, f".lancelot-index-{table}.lock")
-    handle = open(path, "a+", encoding="utf-8")
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip()  # empty while the holder has not written its pid yet
-            who = f"another `lancelot index` (pid {holder})" if holder.isdigit() else "another `lancelot index`"
-            raise IndexingError(
-                f"{who} is updating table {table!r} in {root}; wait for it to finish or stop it, then run again"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        for name in os.listdir(root):
-            if name.startswith(".staging-"):
-                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-        yield
-    finally:
-        handle.close()
-
-
-def write_table(db_uri: str, table: str, rows: Sequence[dict[str, Any]]) -> WriteResult:
-    """Make table ``table`` in ``db_uri`` hold exactly ``rows`` (text only)."""
-    return TableWriter(db_uri, table).write(rows)
-
-
 def _empty_indexed(db: Any, table: str) -> Any:
     """An empty table with its full-text index."""
     tbl = db.create_table(table, schema=table_schema())
@@ -494,11 +355,3 @@ def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
     (a reader may see it empty and without its index for that moment; it falls back to a scan).
     Local folders build the whole table aside instead (``TableWriter._write_first``)."""
     return _empty_indexed(db, table)
-
-
-def _fts_columns(tbl: Any) -> set[str]:
-    columns: set[str] = set()
-    for index in tbl.list_indices():
-        if str(index.index_type).upper() in {"FTS", "INVERTED"}:
-            columns |= set(index.columns)
-    return columns

@@ -132,11 +132,6 @@ class Settings:
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
-    def db_path(self) -> str | None:
-        """Old name of `db_uri` (read-only), kept while callers move over."""
-        return self.db_uri
-
-    @property
     def log_level_number(self) -> int:
         return LOG_LEVELS.get(self.log_level.lower(), 20)
 

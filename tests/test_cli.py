@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
-from lancelot_cli.formats import to_json
+from lancelot_cli.wire import to_json
 from typer.testing import CliRunner
 
 import lancelot_cli

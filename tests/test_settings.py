@@ -27,7 +27,7 @@ from lancelot_cli.settings import SETTINGS_FILE, Settings, config_dir, load, rea
 
 def test_defaults(isolated_env):
     s = load()
-    assert s.db_path is None
+    assert s.db_uri is None
     assert (s.table, s.text_column, s.vector_column) == ("documents", "text", "vector")
     assert (s.default_limit, s.context_budget) == (20, 8000)
     assert s.embedding_model == "text-embedding-ada-002"
@@ -53,7 +53,7 @@ def test_precedence_flag_env_file_default(monkeypatch, isolated_env):
     monkeypatch.setenv("LANCEDB_TEXT_COLUMN", "env_text")
     s = load(flags={"LANCEDB_PATH": "/from/flag", "LANCEDB_TABLE": None})
 
-    assert s.db_path == "/from/flag"          # flag beats env and file
+    assert s.db_uri == "/from/flag"          # flag beats env and file
     assert s.table == "env_table"             # a None flag is ignored; env beats file
     assert s.text_column == "env_text"        # env beats file
     assert s.vector_column == "file_vec"      # file beats default
@@ -73,7 +73,7 @@ def test_explicit_environ_mapping_is_used_instead_of_os_environ(monkeypatch, tmp
     s = load(environ={"LANCELOT_CONFIG_DIR": str(tmp_path / "cfg"), "LANCEDB_PATH": "/x"})
     assert s.table == "documents"
     assert s.text_column == "stored"
-    assert s.db_path == "/x"
+    assert s.db_uri == "/x"
     assert s.config_dir == tmp_path / "cfg"
 
 
@@ -84,7 +84,7 @@ def test_blank_env_falls_through_to_file(monkeypatch, isolated_env, blank):
     monkeypatch.setenv("LANCEDB_DEFAULT_LIMIT", blank)
     monkeypatch.setenv("LANCEDB_TABLE", blank)  # nothing stored: the default
     s = load()
-    assert s.db_path == "/stored/db"
+    assert s.db_uri == "/stored/db"
     assert s.default_limit == 9
     assert s.table == "documents"
     assert s.sources["LANCEDB_PATH"] == "file"
@@ -96,7 +96,7 @@ def test_blank_env_falls_through_to_file(monkeypatch, isolated_env, blank):
 def test_blank_flag_falls_through_to_env(monkeypatch, blank):
     monkeypatch.setenv("LANCEDB_PATH", "/env/db")
     s = load(flags={"LANCEDB_PATH": blank})
-    assert s.db_path == "/env/db"
+    assert s.db_uri == "/env/db"
     assert s.sources["LANCEDB_PATH"] == "env"
 
 
@@ -104,7 +104,7 @@ def test_values_are_trimmed(monkeypatch):
     monkeypatch.setenv("LANCEDB_PATH", "  /padded/db  ")
     monkeypatch.setenv("LANCEDB_CONTEXT_BUDGET", " 1500 ")
     s = load()
-    assert s.db_path == "/padded/db"
+    assert s.db_uri == "/padded/db"
     assert s.context_budget == 1500
 
 
@@ -168,7 +168,7 @@ def test_every_setting_reads_its_variable(monkeypatch):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     s = load()
-    assert (s.db_path, s.table, s.text_column, s.vector_column) == ("/p", "t", "tc", "vc")
+    assert (s.db_uri, s.table, s.text_column, s.vector_column) == ("/p", "t", "tc", "vc")
     assert (s.default_limit, s.context_budget, s.embedding_dimensions) == (3, 300, 64)
     assert (s.openai_base_url, s.embedding_model, s.log_level, s.base_path) == ("http://h/v1", "m", "debug", "/lancelot")
     assert all(s.sources[name] == "env" for name in env)
@@ -395,15 +395,13 @@ def test_the_table_drives_load_and_the_defaults(monkeypatch):
         assert s.sources[setting.name] == "env"
 
 
-def test_rows_for_status_and_show_and_the_db_uri_alias(monkeypatch):
+def test_rows_for_status_and_show_and_one_name_for_the_database(monkeypatch):
     from lancelot_cli.settings import DEFAULT_TABLE, FIELDS, rows
 
     monkeypatch.setenv("LANCEDB_PATH", "/srv/db")
     monkeypatch.setenv("LANCELOT_STORAGE_OPTIONS", '{"aws_secret_access_key": "hush", "region": "eu-west-1"}')
     s = load()
-    assert s.db_uri == s.db_path == "/srv/db"
-    with pytest.raises(AttributeError):
-        s.db_path = "/elsewhere"  # type: ignore[misc]  # read-only alias
+    assert s.db_uri == "/srv/db" and not hasattr(s, "db_path")  # one name for the database location
     every = rows(s)
     assert [r[0] for r in every] == [f.name for f in FIELDS]
     status = dict((name, (value, source)) for name, value, source in rows(s, status_only=True))

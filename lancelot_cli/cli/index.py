@@ -83,7 +83,7 @@ def index(
         _watch(settings, source, options)
         return
     if json_out:
-        from lancelot_cli.formats import to_json
+        from lancelot_cli.wire import to_json
 
         typer.echo(to_json(summary))
     if watch:

@@ -65,9 +65,9 @@ def serve(
 def warn_missing_database(settings: Settings) -> None:
     """One line on stderr when the database folder is not there yet (stdout belongs to MCP). The
     server still starts: tools report the problem until `lancelot index` creates the folder."""
-    if not settings.db_path or not is_local(settings.db_path):
+    if not settings.db_uri or not is_local(settings.db_uri):
         return
-    path = Path(local_path(settings.db_path)).expanduser()
+    path = Path(local_path(settings.db_uri)).expanduser()
     if not os.path.isdir(path):
         what = "is not a folder" if path.exists() else "does not exist yet"
         sys.stderr.write(f"lancelot: warning: database folder {path} {what}; tools will say so until "
@@ -81,8 +81,8 @@ def metrics_log_path(name: str, settings: Settings) -> Path:
     if not path.is_absolute():
         path = settings.config_dir / path
     path = path.resolve()
-    if settings.db_path and is_local(settings.db_path):
-        db = Path(local_path(settings.db_path)).expanduser().resolve()
+    if settings.db_uri and is_local(settings.db_uri):
+        db = Path(local_path(settings.db_uri)).expanduser().resolve()
         if path == db or db in path.parents:
             raise ConfigError(f"--metrics-log must not write into the database folder {db}; give a name (it goes "
                               f"to {settings.config_dir}) or another path")

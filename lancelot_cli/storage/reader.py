@@ -73,10 +73,18 @@ class ReadOnlyTable:
     def require_column(self, column: str, role: str, facts: TableFacts | None = None) -> None:
         """Raise when ``column`` (the ``role`` column: "text" or "vector") is missing; the hint key
         is ``text_column`` or ``vector_column`` (each surface says how to pass another one)."""
-        if column not in (facts or self.facts).columns:
+        facts = facts or self.facts
+        if column not in facts.columns:
             raise ColumnNotFoundError(
                 f"table {self.name!r} has no {role} column {column!r}; its columns are: {', '.join(self.columns)}",
                 hint=f"{role}_column",
+            )
+        if role == "text" and column not in facts.text_columns:
+            # Searching a list or number column would fail deep in LanceDB with an Arrow cast error.
+            raise ColumnNotFoundError(
+                f"column {column!r} of table {self.name!r} holds {facts.types[column]}, not text; its text "
+                f"columns are: {', '.join(sorted(facts.text_columns)) or 'none'}",
+                hint="text_column",
             )
 
     def fts_coverage(self) -> dict[str, int]:

@@ -7,20 +7,21 @@ The server never imports this package (tests check it). Reading HTML is the slow
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from contextlib import closing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.embedding import Embed, embed_rows
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
+from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.signals import Interrupted, deferred_signals, owns_signals, signal_name, sigterm_raises
 from lancelot_cli.indexer.sources import (
-    HTML, MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable, nothing_to_index, read_document, scan,
+    HTML, MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable, nothing_to_index, scan,
 )
 from lancelot_cli.storage.schema import (
     CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
@@ -29,9 +30,6 @@ from lancelot_cli.storage.schema import (
 
 # The index options a table has when none were saved with it.
 DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
-
-# Below this many HTML files a process pool costs more than it saves.
-POOL_THRESHOLD = 16
 
 Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
 
@@ -96,115 +94,6 @@ def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int
          HEADING: heading, LINE_START: first, LINE_END: last}
         for n, (title, text, heading, first, last) in enumerate(pieces)
     ]
-
-
-class MissingModule(SourceError):
-    """A file could not be read because a Python module is missing: the install is broken, so
-    the run fails (every file of that kind would be skipped) instead of skipping the file."""
-
-
-def _read(args: tuple[str, str, int]) -> Document | SourceError:
-    root, rel, max_bytes = args
-    try:
-        return read_document(Path(root), rel, max_bytes)
-    except SourceError as exc:
-        missing = _import_error(exc)
-        return MissingModule(_install_hint(rel, missing)) if missing else exc
-
-
-def _import_error(exc: BaseException) -> ImportError | None:
-    """The ImportError behind ``exc`` (its cause or context, however deep), if any."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ImportError):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def _install_hint(rel: str, exc: ImportError) -> str:
-    detail = " ".join(str(exc).split())
-    # lxml.html.clean says which package it moved to; otherwise the missing module's top name.
-    package = "lxml_html_clean" if "lxml_html_clean" in detail else (exc.name or "").split(".")[0]
-    what = f"the Python package {package} is missing" if package else "a Python module is missing"
-    return (f"cannot read {rel}: {what} ({detail}); install it in Lancelot's environment"
-            + (f" (`pip install {package}`)" if package else "") + " or reinstall lancelot-cli, then run again")
-
-
-def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
-    how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-    return SourceError(f"the process reading it died ({how}); the file may crash the HTML parser")
-
-
-def _read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
-              ) -> Iterator[tuple[str, Document | SourceError]]:
-    heavy = sum(1 for p in paths if Path(p).suffix.lower() in HTML)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    jobs = [(str(root), p, max_bytes) for p in paths]
-    if workers > 1 and heavy >= POOL_THRESHOLD:
-        from lancelot_cli.indexer.pool import imap
-
-        results = imap(_read, jobs, workers, _crashed)
-        try:
-            yield from zip(paths, results)
-        finally:
-            results.close()  # an early stop (Ctrl-C, an error) kills the workers now
-    else:
-        for job in jobs:
-            yield job[1], _read(job)
-
-
-Embed = Callable[[list[str]], list[list[float]]]
-
-# Inputs per embeddings request and characters per request: well under OpenAI's limits (2,048
-# inputs, 300k tokens) and small enough for local servers (Ollama, LM Studio).
-EMBED_BATCH = 64
-EMBED_BATCH_CHARS = 100_000
-# Longer chunks are cut to this many characters before embedding (the stored text is whole).
-MAX_EMBED_CHARS = 8_000
-
-
-def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[float]],
-               on_embed: Callable[[int, int], None] | None = None) -> tuple[int, int, int | None]:
-    """Give every row a ``vector``: reused by content hash where possible, else embedded in batches.
-
-    Returns (chunks embedded, chunks truncated for embedding, dimension).
-    """
-    todo = [row for row in rows if row[HASH] not in reuse]
-    dimension = len(next(iter(reuse.values()))) if reuse else None
-    made: dict[str, list[float]] = {}
-    truncated = 0
-    batch: list[dict[str, Any]] = []
-    size = 0
-
-    def flush() -> None:
-        nonlocal dimension, batch, size
-        if not batch:
-            return
-        vectors = embed([row[TEXT][:MAX_EMBED_CHARS] for row in batch])
-        for row, vector in zip(batch, vectors):
-            if dimension is None:
-                dimension = len(vector)
-            if len(vector) != dimension:
-                raise IndexingError(f"the embeddings endpoint returned {len(vector)}-d and {dimension}-d vectors; "
-                                    f"check EMBEDDING_MODEL")
-            made[row[HASH]] = vector
-        batch, size = [], 0
-        if on_embed:
-            on_embed(len(made), len(todo))
-
-    for row in todo:
-        if row[HASH] in made:
-            continue
-        truncated += len(row[TEXT]) > MAX_EMBED_CHARS
-        batch.append(row)
-        size += min(len(row[TEXT]), MAX_EMBED_CHARS)
-        if len(batch) >= EMBED_BATCH or size >= EMBED_BATCH_CHARS:
-            flush()
-    flush()
-    for row in rows:
-        row[VECTOR] = reuse.get(row[HASH]) or made.get(row[HASH])
-    return len(made), truncated, dimension
 
 
 def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
@@ -300,7 +189,8 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         if db_path.exists() and not db_path.is_dir():
             raise IndexingError(f"database path {db_path} is a file; give a folder (it is created if missing)")
         database = str(db_path)
-    from lancelot_cli.storage.writer import TableWriter, writer_lock
+    from lancelot_cli.storage.lock import writer_lock
+    from lancelot_cli.storage.writer import TableWriter
 
     report = IndexReport(source=str(root), database=database, table=table)
     with writer_lock(database, table):
@@ -322,7 +212,7 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         scope = {rel for rel in state if rel not in stats}  # deleted files
         rows: list[dict[str, Any]] = []
         suffix = _title_suffix(root, paths) if any(Path(p).suffix.lower() in HTML for p in todo) else None
-        with closing(_read_all(root, todo, workers, max_file_size)) as results:
+        with closing(read_all(root, todo, workers, max_file_size)) as results:
             for done, (rel, result) in enumerate(results, start=1):
                 if isinstance(result, MissingModule):
                     raise IndexingError(str(result))

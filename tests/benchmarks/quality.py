@@ -245,7 +245,7 @@ def full_text_embedder(embed: Callable[[list[str]], list[list[float]]], markdown
     word pieces (far fewer than 8,000 characters), so the whole text's vector is the vector the
     model gives the cut text: this changes no number, it only lets the cache answer.
     """
-    from lancelot_cli.indexer import MAX_EMBED_CHARS
+    from lancelot_cli.indexer.embedding import MAX_EMBED_CHARS
 
     whole = {m.strip()[:MAX_EMBED_CHARS]: m.strip() for m in markdowns if len(m.strip()) > MAX_EMBED_CHARS}
 

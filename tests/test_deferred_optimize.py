@@ -1,4 +1,4 @@
-"""A small re-index commits without ``optimize()`` (storage.writer.OptimizePolicy), and a search
+"""A small re-index commits without ``optimize()`` (storage.policy.OptimizePolicy), and a search
 right after it still finds the new words and not the removed ones: LanceDB 0.40 scans the rows its
 full-text indexes do not cover yet and hides deleted rows at once. Larger rewrites, and an idle
 ``--watch``, still optimize. Everything runs through the real indexer, LanceDB and engine.
@@ -20,7 +20,8 @@ from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import Engine
 from lancelot_cli.indexer import index_folder
 from lancelot_cli.settings import load
-from lancelot_cli.storage.writer import OPTIMIZE_POLICY, OptimizePolicy, TableWriter
+from lancelot_cli.storage.policy import OPTIMIZE_POLICY, OptimizePolicy
+from lancelot_cli.storage.writer import TableWriter
 from lancelot_cli.wire import to_wire
 
 MODEL = "hashed-words-32"

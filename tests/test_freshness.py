@@ -26,7 +26,7 @@ from mcp import Client, StdioServerParameters
 
 from lancelot_cli.indexer import index_folder, rows_for
 from lancelot_cli.indexer.sources import read_document, walk
-from lancelot_cli.storage.writer import OPTIMIZE_POLICY
+from lancelot_cli.storage.policy import OPTIMIZE_POLICY
 from tests.conftest import lancelot_command, subprocess_env
 
 pytestmark = pytest.mark.slow
@@ -268,7 +268,7 @@ async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_ch
 def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     """After every batch `status` shows the new row count, a later updatedAt, and full-text indexes
     that cover every row, counting the rows left for the next optimize() (searched by a scan; see
-    storage.writer.OptimizePolicy and tests/test_deferred_optimize.py)."""
+    storage.policy.OptimizePolicy and tests/test_deferred_optimize.py)."""
     from lancelot_cli.engine import Engine
     from tests.test_engine import wired  # replies in their JSON form
     from lancelot_cli.settings import load

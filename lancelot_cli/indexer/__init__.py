@@ -57,7 +57,7 @@ class IndexReport:
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
-    optimized: bool = False  # optimize() ran (storage.writer.OptimizePolicy); not in as_dict
+    optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS, complete, fts_columns, fts_config, fts_outdated, infer_type, sql_string, table_schema,
 )
+from lancelot_cli.storage.policy import OPTIMIZE_POLICY, OptimizePolicy
 from lancelot_cli.storage.schema import (
     ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,
     MODEL_TAG, PATH, TEXT, VECTOR, is_local, local_path,
@@ -50,34 +51,6 @@ class WriteResult:
     version: int
     committed: bool
     optimized: bool = False  # optimize() ran after the commit (see OptimizePolicy)
-
-
-@dataclass(frozen=True)
-class OptimizePolicy:
-    """When a write is followed by ``optimize()``, which costs about as much as indexing the whole
-    table's text again (0.85 s for the index and 0.7 s of compaction at 25,000 chunks, against 14 ms
-    for the commit itself). Until then the rows an index does not cover are found by a scan of
-    those rows on every search, which costs about 9 ms once there are any, then 0.1-0.4 ms per row
-    for a long query (measured on 2 cores, tests/benchmarks/README.md), and their BM25 scores match what the index gives them
-    (the statistics shift by up to ~2 % on other rows). So it runs when:
-    - the rows not in a full-text index pass ``unindexed_rows`` (a search's extra scan stays small),
-      or ``unindexed_share`` of the table (a small table's index is cheap to rebuild), or
-    - the table has ``fragments`` small data fragments or more (every commit adds one and reads slow
-      down; compaction leaves fragments of up to a million rows, which do not count), or
-    - ``lancelot index --watch`` has been idle for ``idle_seconds`` after a commit (watch.py).
-    A new table and a full rewrite (``--rebuild``, new vectors) pass the share at once."""
-
-    unindexed_rows: int = 200
-    unindexed_share: float = 0.05
-    fragments: int = 32
-    idle_seconds: float = 30.0
-
-    def due(self, rows: int, unindexed: int, fragments: int) -> bool:
-        return (unindexed > 0 and (unindexed >= self.unindexed_rows or unindexed >= self.unindexed_share * rows)) \
-            or fragments >= self.fragments
-
-
-OPTIMIZE_POLICY = OptimizePolicy()
 
 
 def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def]

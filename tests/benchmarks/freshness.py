@@ -8,7 +8,7 @@ Run from the repository root:
    --corpus to override): each file a random mix of abstracts, sentences shuffled, as `## title`
    sections, grown until it makes a drawn number of chunks (mean --chunks / --files).
 2. In this process (imports warm): a full `index_folder`, then the median of 3 no-change re-runs
-   and of 3 runs after one file changed (and whether each ran optimize(): storage.writer.
+   and of 3 runs after one file changed (and whether each ran optimize(): storage.policy.
    OptimizePolicy leaves a small change to the search's scan of unindexed rows); also one no-change
    `lancelot index` (wall clock, so with interpreter start). Targets: no-change <= 5 % of the full
    index, one file <= 3 %.
@@ -234,7 +234,7 @@ def incremental(src: Path, db: Path) -> dict[str, Any]:
         started = time.perf_counter()
         report = index_folder(src, str(db))
         one.append(time.perf_counter() - started)
-        optimized.append(report.optimized)  # storage.writer.OptimizePolicy: a small change is left to the scan
+        optimized.append(report.optimized)  # storage.policy.OptimizePolicy: a small change is left to the scan
         assert report.read == 1 and report.committed, report.as_dict()
     started = time.perf_counter()
     cli = subprocess.run([*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True,

@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,9 @@ from tests.conftest import hash_tree, lancelot_command, subprocess_env
 
 pytestmark = pytest.mark.slow
 
+from tests.support.calls import ALL_CALLS, text_of as _text
 from tests.support.expected import TOOLS
-START_TIMEOUT = 30.0
-STOP_TIMEOUT = 10.0
+from tests.support.servers import START_TIMEOUT, STOP_TIMEOUT, Served, free_port
 ACCEPT = "application/json, text/event-stream"
 ORIGINS = "https://app.example,https://other.example"
 
@@ -43,48 +43,6 @@ def anyio_backend() -> str:
 
 
 # -- spawning real servers ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class Served:
-    """A running `lancelot serve --http` process; its stdout and stderr go to files."""
-
-    proc: subprocess.Popen[bytes]
-    port: int
-    stdout_path: Path
-    stderr_path: Path
-    url: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    @property
-    def stdout(self) -> bytes:
-        return self.stdout_path.read_bytes()
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> tuple[int | None, float]:
-        """Send ``sig`` and wait; returns (exit code or None if it had to be killed, seconds taken)."""
-        if self.proc.poll() is not None:
-            return self.proc.returncode, 0.0
-        start = time.monotonic()
-        self.proc.send_signal(sig)
-        try:
-            code: int | None = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=timeout)
-            code = None
-        return code, time.monotonic() - start
 
 
 def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str) -> Served:
@@ -209,37 +167,6 @@ def assert_error(reply: Reply, status: int) -> dict[str, Any]:
     message = reply.json()
     assert message["jsonrpc"] == "2.0" and "error" in message, message
     return message["error"]
-
-
-def _text(result: Any) -> str:
-    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
-
-
-# Every tool, with good and bad arguments (bad ones must come back as tool errors, not crashes).
-ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("lancedb_search", {"query": "refund policy"}),
-    ("lancedb_search", {"query": "refund", "searchType": "text", "limit": 3}),
-    ("lancedb_search", {"query": "refund", "searchType": "vector"}),
-    ("lancedb_search", {"query": "refund", "searchType": "hybrid"}),
-    ("lancedb_search", {"query": "refund", "searchType": "fuzzy"}),
-    ("lancedb_search", {"query": "refund", "limit": 0}),
-    ("lancedb_search", {"query": "refund", "limit": 201}),
-    ("lancedb_search", {"query": "refund", "table": "missing"}),
-    ("lancedb_search", {"query": "refund", "textColumn": "nope"}),
-    ("lancedb_search", {"query": "x' OR '1'='1"}),
-    ("lancedb_search", {}),
-    ("lancedb_query", {"question": "how do refunds work?"}),
-    ("lancedb_query", {"question": "anything", "warmStart": True, "contextBudget": 1000}),
-    ("lancedb_query", {"question": "refund", "contextBudget": 5}),
-    ("lancedb_query", {"question": "refund", "table": "../../etc"}),
-    ("lancedb_status", {}),
-    ("lancedb_status", {"verbose": True}),
-    ("lancedb_version", {}),
-    ("lancedb_version", {"extra": 1}),
-    ("lancedb_document", {"source": "policies/shipping.md"}),
-    ("lancedb_document", {"source": "../../etc/passwd"}),
-    ("lancedb_drop_table", {"table": "documents"}),
-]
 
 
 async def in_process_tool_names(db: Path) -> set[str]:

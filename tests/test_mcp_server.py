@@ -23,6 +23,7 @@ from lancelot_cli.settings import load
 from tests.conftest import REPO, hash_tree, lancelot_command, subprocess_env
 from tests.support.embed_server import MODEL
 
+from tests.support.calls import ALL_CALLS, text_of as _text
 from tests.support.expected import TOOLS
 
 
@@ -35,35 +36,6 @@ def _server(db: Path | str | None, **env: str) -> Any:
     values = {"LANCEDB_PATH": str(db)} if db is not None else {}
     values.update(env)
     return build_server(load(environ={**os.environ, **values}))
-
-
-def _text(result: Any) -> str:
-    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
-
-
-# Every tool, with good and bad arguments: used by the read-only proofs.
-ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("lancedb_search", {"query": "refund policy"}),
-    ("lancedb_search", {"query": "refund", "searchType": "text", "limit": 3}),
-    ("lancedb_search", {"query": "refund", "searchType": "vector"}),
-    ("lancedb_search", {"query": "refund", "searchType": "hybrid"}),
-    ("lancedb_search", {"query": "refund", "limit": 0}),
-    ("lancedb_search", {"query": "refund", "limit": 201}),
-    ("lancedb_search", {"query": "refund", "table": "missing"}),
-    ("lancedb_search", {"query": "refund", "textColumn": "nope"}),
-    ("lancedb_search", {"query": "x' OR '1'='1"}),
-    ("lancedb_query", {"question": "how do refunds work?"}),
-    ("lancedb_query", {"question": "anything", "warmStart": True, "contextBudget": 1000}),
-    ("lancedb_query", {"question": "refund", "contextBudget": 5}),
-    ("lancedb_search", {"query": "refund", "pathPrefix": "policies/", "filters": {"chunk": 0}}),
-    ("lancedb_search", {"query": "refund", "filters": {"path": "x' OR '1'='1"}}),
-    ("lancedb_document", {"source": "policies/refunds.md"}),
-    ("lancedb_document", {"id": "policies/refunds.md#0", "before": 0, "after": 1}),
-    ("lancedb_document", {"source": "nope.md"}),
-    ("lancedb_status", {}),
-    ("lancedb_status", {"verbose": True}),
-    ("lancedb_version", {}),
-]
 
 
 # -- tool surface --------------------------------------------------------------------------------

@@ -478,12 +478,8 @@ IMPORT_PROBE = """
 import json, sys
 target, args = sys.argv[1], json.loads(sys.argv[2])
 sys.argv = ["lancelot", *args]
-from lancelot_cli.cli.app import main
-code = 0
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code
+from lancelot_cli.cli.app import run
+code = run()  # main() would end the process with os._exit before the modules are written
 with open(target, "w", encoding="utf-8") as fh:
     json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
 """

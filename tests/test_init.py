@@ -674,8 +674,8 @@ def test_init_help_imports_no_heavy_library(tmp_path):
     probe = (
         "import json, sys\n"
         "sys.argv = ['lancelot', 'init', '--help']\n"
-        "from lancelot_cli.cli.app import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from lancelot_cli.cli.app import run\n"
+        "run()\n"
         f"open({str(tmp_path / 'm.json')!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=subprocess_env(),

@@ -230,14 +230,18 @@ def main() -> None:
     """
     global _PROCESS_EXIT
     _PROCESS_EXIT = True
-    code: Any = 0
+    _exit_now(run())
+
+
+def run() -> Any:
+    """Run the app on ``sys.argv`` and return its exit code instead of exiting (tests probe this)."""
     try:
         app(prog_name="lancelot")
     except SystemExit as exc:
-        code = exc.code
+        return exc.code
     except KeyboardInterrupt:
         _fail("interrupted", 130)
-    _exit_now(code)
+    return 0
 
 
 def _exit_now(code: Any) -> None:
@@ -257,4 +261,4 @@ def _exit_now(code: Any) -> None:
     os._exit(code)
 
 
-__all__ = ["app", "main", "__version__"]
+__all__ = ["app", "main", "run", "__version__"]

@@ -230,7 +230,8 @@ def test_sigkill_of_the_parent_leaves_no_worker_and_no_lock(pages: Path, tmp_pat
     for _ in range(8):
         # A worker still starting its interpreter when the parent dies exits when it reaches its
         # loop (it checks its parent there); under load that can take a second or two.
-        r = interrupt_once(pages, db, tmp_path, signal.SIGKILL, rnd.uniform(0.0, 2.0), to_group=False,
+        # Within 0.6 s of the first worker: parsing is fast now, and the kill is meant for the pool.
+        r = interrupt_once(pages, db, tmp_path, signal.SIGKILL, rnd.uniform(0.0, 0.6), to_group=False,
                            after="workers", grace=5.0)
         gone.append(r["groupGoneSeconds"])
         leftovers.append(r["leftover"])

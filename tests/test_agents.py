@@ -32,6 +32,7 @@ from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
 from tests.test_engine import wired
+from tests.support.calls import text_of as _text
 
 
 @pytest.fixture
@@ -50,10 +51,6 @@ def _server(db: Path | None) -> Any:
 
 def _engine(db: Path) -> wired:
     return wired(Engine(_settings(db)))
-
-
-def _text(result: Any) -> str:
-    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
 
 
 def _rows(db: Path, table: str = "documents") -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from lancelot_cli.indexer import index_folder, rows_for
 from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY
 from tests.conftest import lancelot_command, subprocess_env
+from tests.support.calls import text_of as _text
 
 pytestmark = pytest.mark.slow
 
@@ -122,10 +123,6 @@ def _stdio_params(db: Path, config: Path) -> StdioServerParameters:
     command = lancelot_command()
     return StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
                                  env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)))
-
-
-def _text(result: Any) -> str:
-    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
 
 
 def _sources(reply: dict[str, Any]) -> set[str]:

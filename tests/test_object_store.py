@@ -36,6 +36,7 @@ from lancelot_cli.engine import Engine
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+from tests.support.calls import text_of as _text
 
 pytestmark = pytest.mark.slow
 
@@ -87,10 +88,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _text(result: Any) -> str:
-    return "".join(part.text for part in result.content if getattr(part, "type", "") == "text")
 
 
 # -- the S3 server --------------------------------------------------------------------------------

@@ -20,11 +20,24 @@ from tests.conftest import lancelot_command, subprocess_env
 
 PROBE = r"""
 import json, sys
+def client_models():
+    import lance_namespace_urllib3_client.models as models
+    return models
 import lancelot_cli.storage
 from lancelot_cli.storage import lancedb_import as fast
 import lancedb
 loaded = sorted(m for m in sys.modules if m.startswith(("lance_namespace_urllib3_client.api", "urllib3")))
-report = {"deferred": dict(fast.deferred), "marker": fast.overrides_marker_installed, "api_loaded": loaded}
+models = sum(m.startswith("lance_namespace_urllib3_client.models.") for m in sys.modules)
+report = {"deferred": dict(fast.deferred), "marker": fast.overrides_marker_installed, "api_loaded": loaded,
+          "models_loaded": models}
+
+# lance_namespace still offers every model it imported, its aliases, and its interface.
+import lance_namespace
+report["namespace"] = [lance_namespace.CreateEmptyTableRequest is client_models().CreateTableRequest,
+                       lance_namespace.ListTablesRequest(id=["b"]).to_dict(),
+                       getattr(annotation := lance_namespace.LanceNamespace.describe_table.__annotations__["request"],
+                               "__name__", annotation),
+                       "DescribeTableRequest" in dir(lance_namespace)]
 
 # The REST client is still whole: names, submodules and models resolve on first use.
 import lance_namespace_urllib3_client as client
@@ -91,7 +104,10 @@ def test_only_lancedb_uses_overrides() -> None:
 
 def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
     report = probe()
-    assert report["deferred"] == {"lance_namespace_urllib3_client": 164, "lance_namespace_urllib3_client.models": 146}
+    assert report["deferred"] == {"lance_namespace": 110, "lance_namespace_urllib3_client": 164,
+                                  "lance_namespace_urllib3_client.models": 146}
+    assert report["models_loaded"] < 40, "lance_namespace imported the client's models again"
+    assert report["namespace"] == [True, {"id": ["b"], "include_declared": True}, "DescribeTableRequest", True]
     assert report["api_loaded"] == [], "the REST API modules or urllib3 were imported by `import lancedb`"
     assert report["marker"] is (sys.version_info < (3, 12))
     same, same_api, model, host, listed, unknown, star, callable_ = report["rest"]
@@ -102,7 +118,8 @@ def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
 
 def test_switched_off_is_the_normal_import() -> None:
     report = probe(LANCELOT_NO_FAST_IMPORT="1")
-    assert report["deferred"] == {} and report["marker"] is False
+    assert report["deferred"] == {} and report["marker"] is False and report["models_loaded"] > 100
+    assert report["namespace"][:2] == [True, {"id": ["b"], "include_declared": True}]
     assert "lance_namespace_urllib3_client.api.table_api" in report["api_loaded"]
     assert report["rest"][0] and report["others_checked"] is True
 
@@ -154,3 +171,21 @@ def test_an_unexpected_package_layout_loads_the_normal_way() -> None:
                    expected + b"import urllib3\n",
                    b'"""only a docstring"""\n'):
         assert lancedb_import._plan(package, source) is None
+
+
+def test_lance_namespace_defers_only_models_it_uses_in_annotations() -> None:
+    """Its models become lazy names only when nothing but annotations and `Alias = Model` uses them."""
+    source = (b'"""doc"""\nimport warnings\nfrom lance_namespace_urllib3_client.models import (A, B)\n'
+              b'Old = A\nclass Space:\n    def f(self, request: A) -> B:\n        raise NotImplementedError\n'
+              b'TABLE: dict[str, str] = {}\n')
+    tree, names, _ = lancedb_import._namespace_plan(source)
+    models = "lance_namespace_urllib3_client.models"
+    assert names == {"A": (models, "A"), "B": (models, "B"), "Old": (models, "A")}
+    assert [type(node).__name__ for node in tree.body] == ["Expr", "Import", "ClassDef", "AnnAssign"]
+    for extra in (b"x = A()\n",  # built at import
+                  b"def g():\n    return B\n",  # needed when called
+                  b"def h(value=A):\n    pass\n",  # a default is evaluated at definition
+                  b"A = 1\n"):  # rebound
+        assert lancedb_import._namespace_plan(source + extra) is None, extra
+    assert lancedb_import._namespace_plan(b"from lance_namespace_urllib3_client.models import *\n") is None
+    assert lancedb_import._namespace_plan(b"import os\n") is None

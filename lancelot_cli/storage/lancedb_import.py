@@ -1,6 +1,6 @@
 """Import lancedb without paying for code a local or S3 table never runs (issue 13).
 
-Two costs of ``import lancedb`` 0.40 on Python 3.11, both removed by one meta-path finder that
+Three costs of ``import lancedb`` 0.40 on Python 3.11, all removed by one meta-path finder that
 ``install()`` puts first on ``sys.meta_path`` (from ``lancelot_cli.storage``, before lancedb loads):
 
 * ``lance_namespace`` imports the generated REST client ``lance_namespace_urllib3_client``, whose
@@ -11,6 +11,13 @@ Two costs of ``import lancedb`` 0.40 on Python 3.11, both removed by one meta-pa
   on first access through a module ``__getattr__`` (PEP 562), so ``from lance_namespace_urllib3_client
   import TableApi`` and ``client.models.X`` still work. ``importlib.util.LazyLoader`` cannot do
   this: every import of the client is ``from X import Name``, which executes a lazy module at once.
+* ``lance_namespace`` itself imports 108 of those models by name, only to annotate the methods of
+  its abstract ``LanceNamespace`` (about a quarter of what was left). Its module is compiled with
+  ``from __future__ import annotations`` (annotations stay strings, as PEP 563 makes them) and the
+  models become lazy names the same way; this applies only when the models appear nowhere but in
+  annotations and in plain ``Alias = Model`` lines (checked on the source, see ``_namespace_plan``).
+  The one visible difference: ``typing.get_type_hints`` on its methods cannot resolve those strings
+  (lancedb and lance never call it; our processes use no namespace).
 * On Python < 3.12 lancedb decorates its methods with ``overrides.override``, which re-checks each
   signature against the base class at import (it disassembles the class body: ~30 % of what is
   left). On 3.12+ lancedb uses ``typing.override``, a marker. For decorations made by lancedb's
@@ -24,6 +31,7 @@ Set ``LANCELOT_NO_FAST_IMPORT=1`` to turn it off.
 
 from __future__ import annotations
 
+import __future__
 import importlib.machinery
 import os
 import sys
@@ -31,6 +39,7 @@ from types import ModuleType
 from typing import Any
 
 CLIENT = "lance_namespace_urllib3_client"
+NAMESPACE = "lance_namespace"
 # Package __init__ files of the client that import their submodules eagerly.
 LAZY_PACKAGES = frozenset({CLIENT, f"{CLIENT}.api", f"{CLIENT}.models"})
 # distribution -> versions whose layout was checked by hand (re-check before adding one).
@@ -84,6 +93,8 @@ class _Finder:
     imported; ``None`` (the normal import) for every other name and every other case."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name == NAMESPACE:
+            return self._namespace_spec(name, path)
         if name not in LAZY_PACKAGES and name != "overrides":
             return None
         if not _lancedb_verified() or (name != CLIENT and name != "overrides" and CLIENT not in deferred):
@@ -100,6 +111,18 @@ class _Finder:
         if name == CLIENT and plan[2] not in VERIFIED["lance-namespace-urllib3-client"]:
             return None
         spec.loader = _LazyPackageLoader(name, spec.origin, plan)
+        return spec
+
+    def _namespace_spec(self, name: str, path: Any) -> importlib.machinery.ModuleSpec | None:
+        if not _lancedb_verified():
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        plan = _namespace_plan(spec.loader.get_data(spec.origin))
+        if plan is None:
+            return None
+        spec.loader = _LazyPackageLoader(name, spec.origin, plan, flags=__future__.annotations.compiler_flag)
         return spec
 
 
@@ -133,17 +156,60 @@ def _plan(package: str, source: bytes) -> tuple[Any, dict[str, tuple[str, str]],
     return tree, names, version
 
 
+def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], None] | None:
+    """(``lance_namespace``'s code without its import of the client's models, {name: (module,
+    attribute)}, None), or None unless every use of those models is an annotation (which PEP 563
+    leaves a string) or a top-level ``Alias = Model`` line (which becomes a lazy name too)."""
+    import ast
+
+    tree = ast.parse(source)
+    models = f"{CLIENT}.models"
+    names: dict[str, tuple[str, str]] = {}
+    kept = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == models:
+            if any(alias.name == "*" for alias in node.names):
+                return None
+            names.update({alias.asname or alias.name: (models, alias.name) for alias in node.names})
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, ast.Name) and node.value.id in names):
+            names[node.targets[0].id] = names[node.value.id]
+        else:
+            kept.append(node)
+    if not names:
+        return None
+    tree.body = kept
+    annotations = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg,
+                         node.args.kwarg]
+            parts = [a.annotation for a in arguments if a is not None and a.annotation is not None]
+            parts += [node.returns] if node.returns is not None else []
+        elif isinstance(node, ast.AnnAssign):
+            parts = [node.annotation]
+        else:
+            continue
+        annotations.update(id(inner) for part in parts for inner in ast.walk(part))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names and id(node) not in annotations:
+            return None  # a model used at run time (or rebound): the normal import
+    return tree, names, None
+
+
 class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
-    def __init__(self, fullname: str, path: str | None, plan: tuple[Any, dict[str, tuple[str, str]], Any]) -> None:
+    def __init__(self, fullname: str, path: str | None, plan: tuple[Any, dict[str, tuple[str, str]], Any],
+                 flags: int = 0) -> None:
         super().__init__(fullname, path)  # type: ignore[arg-type]
         self._tree, self._names, _ = plan
+        self._flags = flags
 
     def exec_module(self, module: ModuleType) -> None:
         names = self._names
         namespace = module.__dict__
         prefix = module.__name__ + "."
         # Submodules the eager __init__ imported become attributes of the package on first use too.
-        submodules = {target[len(prefix):].split(".")[0] for target, _ in names.values()}
+        submodules = {target[len(prefix):].split(".")[0] for target, _ in names.values() if target.startswith(prefix)}
 
         def __getattr__(attr: str) -> Any:
             # __import__ rather than importlib.import_module: `python -X importtime` then still
@@ -163,7 +229,7 @@ class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
 
         namespace["__getattr__"] = __getattr__
         namespace["__dir__"] = __dir__
-        exec(compile(self._tree, self.path, "exec"), namespace)
+        exec(compile(self._tree, self.path, "exec", flags=self._flags, dont_inherit=True), namespace)
         if "__all__" not in namespace:  # `import *` still gives every public name, loading them
             namespace["__all__"] = sorted(n for n in {*namespace, *names, *submodules} if not n.startswith("_"))
         deferred[module.__name__] = len(names)

@@ -113,14 +113,6 @@ def _title_suffix(root: Path, paths: list[str]) -> str | None:
     return common_suffix(quick_title(str(root / rel)) for rel in paths if Path(rel).suffix.lower() in HTML)
 
 
-def _stat(path: Path) -> tuple[int | None, int | None]:
-    try:
-        info = path.stat()
-    except OSError:  # a broken link or a file gone meanwhile: read_document will say why
-        return None, None
-    return info.st_size, info.st_mtime_ns
-
-
 def index_folder(
     source: Path | str,
     database: str,
@@ -207,7 +199,7 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         paths = found.paths
         if not paths and not writer.exists:  # a first run that would make an empty table: say why
             raise NothingToIndex(nothing_to_index(root, found))
-        stats = {rel: _stat(root / rel) for rel in paths}
+        stats = found.stats  # (size, mtime_ns) of each path, taken during the walk
         todo = [rel for rel in paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
         scope = {rel for rel in state if rel not in stats}  # deleted files
         rows: list[dict[str, Any]] = []

@@ -2,7 +2,7 @@
 through a running `lancelot serve` (stdio, the MCP SDK's client).
 
 Run from the repository root:
-    python tests/benchmarks/freshness.py [--files 5000] [--chunks 25000] [--edits 30] [--batches 300]
+    python tests/benchmarks/freshness.py [--files 5000] [--chunks 25000] [--edits 30] [--batches 300] [--no-watch]
 
 1. Writes --files Markdown files (50 folders) of BEIR SciFact abstracts (`../shared/data/scifact/`,
    --corpus to override): each file a random mix of abstracts, sentences shuffled, as `## title`
@@ -388,7 +388,7 @@ def ms(value: float) -> str:
     return "lost" if value == float("inf") else f"{value * 1000:.0f} ms"
 
 
-def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any]) -> str:
+def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | None) -> str:
     full = inc["full_s"]
     lines = [
         f"Corpus: {inc['files']:,} Markdown files, {inc['rows']:,} chunks (SciFact abstracts). "
@@ -406,6 +406,8 @@ def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any]) -> s
         f"{inc['cliNoChangeWall_s'] / full:.1%} | | |",
         "",
     ]
+    if live is None:  # --no-watch
+        return "\n".join(lines)
     w = live["watchLatency"]
     lines += [
         f"| Watch, through `lancelot serve` (stdio) | p50 | p95 | max | n | target | ok |",
@@ -453,6 +455,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl")
     parser.add_argument("--queries", type=Path, default=DATA / "queries.jsonl")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--no-watch", action="store_true",
+                        help="the in-process re-runs only (step 2; about a minute), no watcher or server")
     opts = parser.parse_args()
 
     import anyio
@@ -470,9 +474,11 @@ def main() -> None:
         corpus = write_corpus(src, read_corpus(opts.corpus), opts.files, opts.chunks)
         note(f"{corpus}; indexing ...")
         inc = incremental(src, db)
-        note(f"full {inc['full_s']:.1f} s; watch + serve ...")
-        queries = read_queries(opts.queries)
-        live = anyio.run(served, src, db, config, queries, opts.edits, opts.batches)
+        live = None
+        if not opts.no_watch:
+            note(f"full {inc['full_s']:.1f} s; watch + serve ...")
+            queries = read_queries(opts.queries)
+            live = anyio.run(served, src, db, config, queries, opts.edits, opts.batches)
     meta["total_s"] = round(time.perf_counter() - began, 1)
     text = report(meta, inc, live)
     print(text)

@@ -76,7 +76,7 @@ def _setting(env: str, default: Any, kind: str, description: str, *, status: boo
         env: the environment variable (also the key in the settings file and in ``flags``).
         default: the value when no layer sets it.
         kind: how the text is converted: "str", "int" (at least 1), "list" (comma-separated),
-            "seconds" (0 to 86400) or "json" (an object of strings).
+            "seconds" (0 to 86400), "minutes" (0 to 1440, fractions allowed) or "json" (an object of strings).
         description: one line for people (`init --show`, the README).
         status: `lancelot status` lists it too.
         unset: what a person sees when the value is None.
@@ -128,6 +128,8 @@ class Settings:
                                         "keep-alive connection stays open")
     http_max_connections: int = _setting("LANCELOT_HTTP_MAX_CONNECTIONS", 256, "int", "HTTP: connections open "
                                          "at once; one more is answered 503 and closed")
+    warm_minutes: float = _setting("LANCELOT_WARM", 10.0, "minutes", "CLI: minutes a warm process (lancedb kept "
+                                   "loaded for search, query, show, status) stays alive while idle; 0: none")
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -215,6 +217,14 @@ def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
         if not 0 <= seconds <= 86400:
             raise ConfigError(f"{name} must be between 0 and 86400 seconds, got {raw!r} (from {origin})")
         return seconds
+    if kind == "minutes":
+        try:
+            minutes = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number of minutes, got {raw!r} (from {origin})") from None
+        if not 0 <= minutes <= 1440:
+            raise ConfigError(f"{name} must be between 0 and 1440 minutes, got {raw!r} (from {origin})")
+        return minutes
     if kind == "json":
         try:
             value = json.loads(raw)

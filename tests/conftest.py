@@ -33,6 +33,7 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
         monkeypatch.delenv(name, raising=False)
     config = tmp_path_factory.mktemp("config")
     monkeypatch.setenv("LANCELOT_CONFIG_DIR", str(config))
+    monkeypatch.setenv("LANCELOT_WARM", "0")  # no test starts a warm process unless it asks (tests/test_warm.py)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("COLUMNS", "120")
     return config
@@ -40,8 +41,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a spawned `lancelot` (StdioServerParameters passes only a few variables)."""
-    # The test's own config folder (set by `isolated_env`) goes along; the rest of _LEAKY does not.
-    env = {k: v for k, v in os.environ.items() if k not in _LEAKY or k == "LANCELOT_CONFIG_DIR"}
+    # The test's own config folder and LANCELOT_WARM=0 (set by `isolated_env`) go along; the rest of _LEAKY does not.
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKY or k in ("LANCELOT_CONFIG_DIR", "LANCELOT_WARM")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

@@ -25,7 +25,8 @@ from lancelot_cli.settings import SETTINGS_FILE, Settings, config_dir, load, rea
 # -- 7. precedence ---------------------------------------------------------------------------------------
 
 
-def test_defaults(isolated_env):
+def test_defaults(isolated_env, monkeypatch):
+    monkeypatch.delenv("LANCELOT_WARM")  # conftest sets it to 0 for every test
     s = load()
     assert s.db_uri is None
     assert (s.table, s.text_column, s.vector_column) == ("documents", "text", "vector")
@@ -383,8 +384,9 @@ def test_the_table_drives_load_and_the_defaults(monkeypatch):
     """Every row of the table is read from the environment into its attribute, and unset gives its default."""
     from lancelot_cli.settings import FIELDS
 
-    samples = {"str": "x1", "int": "7", "list": "a,b", "seconds": "3", "json": '{"k": "v"}'}
-    expected = {"str": "x1", "int": 7, "list": ("a", "b"), "seconds": 3.0, "json": {"k": "v"}}
+    samples = {"str": "x1", "int": "7", "list": "a,b", "seconds": "3", "minutes": "0.5", "json": '{"k": "v"}'}
+    expected = {"str": "x1", "int": 7, "list": ("a", "b"), "seconds": 3.0, "minutes": 0.5, "json": {"k": "v"}}
+    monkeypatch.delenv("LANCELOT_WARM")  # conftest sets it to 0 for every test
     defaults = load()
     for setting in FIELDS:
         assert getattr(defaults, setting.attr) == setting.default

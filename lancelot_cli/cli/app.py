@@ -230,7 +230,14 @@ def main() -> None:
     """
     global _PROCESS_EXIT
     _PROCESS_EXIT = True
-    _exit_now(run())
+    code = run()
+    warm = sys.modules.get("lancelot_cli.warm.client")  # loaded by a read command with LANCELOT_WARM on
+    if warm is not None:
+        try:
+            warm.start_pending()  # after the output: the next read command finds a warm process
+        except KeyboardInterrupt:
+            _exit_now(130)
+    _exit_now(code)
 
 
 def run() -> Any:

@@ -1,6 +1,7 @@
 """`status`, `search`, `query`, `show`, `version`: the engine's models, drawn for a person (`render`) or as JSON (`wire`).
 
-`render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither.
+`render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither. The
+read commands (not `version`) get their engine from `_engine`: the warm process when one answers.
 """
 
 from __future__ import annotations
@@ -74,9 +75,18 @@ SearchType = Enum("SearchType", {name: name for name in SEARCH_TYPES}, type=str)
 
 
 def _engine(ctx: typer.Context, db: str | None):  # type: ignore[no-untyped-def]
+    """The Engine, or its stand-in answered by the warm process (LANCELOT_WARM; see lancelot_cli.warm):
+    same methods, same models and errors, without importing lancedb here."""
+    settings = load_settings(ctx, db)
+    if settings.warm_minutes > 0:
+        from lancelot_cli.warm import client
+
+        warm = client.connect(settings)
+        if warm is not None:
+            return warm
     from lancelot_cli.engine import Engine
 
-    return Engine(load_settings(ctx, db))
+    return Engine(settings)
 
 
 def _ask(call: Callable[[], T]) -> T:

@@ -234,6 +234,9 @@ def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 
 
 def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Any = None) -> None:
     """Serve until SIGINT/SIGTERM. Logs (uvicorn's too) go to stderr; nothing to stdout."""
+    from lancelot_cli.server.memory import log_tuning, tune_malloc
+
+    tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
     import uvicorn
 
     from lancelot_cli.server.connections import bind, guarded_protocol
@@ -245,6 +248,7 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metr
         port = sockets[0].getsockname()[1]
     app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
     configure_logging(settings)
+    log_tuning(tuned)
     if app.allowed_hosts is None:
         sys.stderr.write(
             f"lancelot: warning: listening on {host} with no LANCELOT_ALLOWED_HOSTS: the Host header is not "

@@ -31,6 +31,9 @@ NOT_INITIALIZED = ("Server not initialized: send `initialize` (then `notificatio
 
 
 def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
+    from lancelot_cli.server.memory import log_tuning, tune_malloc
+
+    tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
     import anyio
 
     from lancelot_cli.server.app import build_server
@@ -38,6 +41,7 @@ def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
 
     server = build_server(settings, metrics=Metrics(metrics_log))
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
+    log_tuning(tuned)
     lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's public run() offers no stream hook
     lowlevel.middleware.append(_InitGate())
     try:

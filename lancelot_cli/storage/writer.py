@@ -33,7 +33,8 @@ from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS, complete, fts_columns, fts_config, fts_outdated, infer_type, sql_string, table_schema,
 )
-from lancelot_cli.storage.policy import OPTIMIZE_POLICY, OptimizePolicy
+from lancelot_cli.storage import ann
+from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
     ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,
     MODEL_TAG, PATH, TEXT, VECTOR, is_local, local_path,
@@ -50,7 +51,7 @@ class WriteResult:
     deleted: int
     version: int
     committed: bool
-    optimized: bool = False  # optimize() ran after the commit (see OptimizePolicy)
+    optimized: bool = False  # optimize() ran after the commit, or the vector index was built (see storage.policy)
 
 
 def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def]
@@ -71,12 +72,15 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
 
 class TableWriter:
     """Opens one table for writing and makes it hold exactly the rows given. A table that does not
-    exist yet is created by the first ``write`` (so a run that fails before it leaves nothing)."""
+    exist yet is created by the first ``write`` (so a run that fails before it leaves nothing).
+    ``vector_policy`` says when the vector column gets its ANN index (tests lower its threshold)."""
 
-    def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None) -> None:
+    def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None,
+                 vector_policy: VectorIndexPolicy = VECTOR_INDEX_POLICY) -> None:
         import lancedb
 
         self.db_uri, self.name = db_uri, table
+        self.vector_policy = vector_policy
         self._storage_options = storage_options
         self._tbl: Any = None
         with _guard("open", db_uri, table):
@@ -159,28 +163,33 @@ class TableWriter:
         return dict(zip(data.column(HASH).to_pylist(), data.column(VECTOR).to_pylist()))
 
     def unindexed(self) -> int:
-        """Rows that some full-text index of the table does not cover yet (searched by a scan)."""
+        """Rows that some full-text index, or the vector index, of the table does not cover yet
+        (searched by a scan)."""
         if self._tbl is None:
             return 0
         with _guard("read", self.db_uri, self.name):
             return max((int(getattr(index, "num_unindexed_rows", 0) or 0) for index in self._tbl.list_indices()
-                        if str(index.index_type).upper() in {"FTS", "INVERTED"}), default=0)
+                        if str(index.index_type).upper() in {"FTS", "INVERTED"}
+                        or list(index.columns) == [VECTOR]), default=0)
 
     def optimize(self, *, force: bool = False, policy: OptimizePolicy = OPTIMIZE_POLICY) -> bool:
-        """Compact the table and fold its unindexed rows into the full-text indexes when ``policy``
-        says it pays, or with ``force`` when there is anything to fold or compact (an idle watcher).
-        True if it ran; otherwise the table is left untouched (no new version)."""
+        """Compact the table and fold its unindexed rows into the full-text and vector indexes when
+        ``policy`` says it pays, or with ``force`` when there is anything to fold or compact (an idle
+        watcher); then build the vector index if ``vector_policy`` says so (after compaction, so
+        the new index needs no remapping). True if anything ran; otherwise the table is left
+        untouched (no new version)."""
         if self._tbl is None:
             return False
         unindexed = self.unindexed()
         with _guard("read", self.db_uri, self.name):
             stats = self._tbl.stats()
         fragments = int(stats["fragment_stats"]["num_small_fragments"])
-        if not (policy.due(int(stats["num_rows"]), unindexed, fragments) or (force and (unindexed or fragments > 1))):
-            return False
+        due = policy.due(int(stats["num_rows"]), unindexed, fragments) or (force and (unindexed or fragments > 1))
         with _guard("write", self.db_uri, self.name):
-            self._tbl.optimize()
-        return True
+            if due:
+                self._tbl.optimize()
+            built = ann.maintain(self._tbl, self.vector_policy)
+        return bool(due or built)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -252,7 +261,7 @@ class TableWriter:
         staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
         try:
             with _guard("create", self.db_uri, self.name):
-                staged = TableWriter(staging, self.name)
+                staged = TableWriter(staging, self.name, vector_policy=self.vector_policy)
                 staged.db_uri = self.db_uri  # (for error messages)
                 staged._tbl = _empty_indexed(staged._db, self.name)
             result = staged.write(rows, model=model, dimension=dimension)

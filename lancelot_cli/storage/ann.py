@@ -1,0 +1,63 @@
+"""The ANN index of the ``vector`` column, built by the writer when a table passes the size where a
+flat search stops paying (``VectorIndexPolicy``). Write side only: the query parameters that go
+with it (partitions probed, refine factor) are the reader's (storage/reader.py, ``ANN_*``).
+
+The index is IVF_PQ, L2 like the engine's search: k-means on a sample for the partitions, each
+vector compressed to ``dimension / 8`` bytes (48 at 384-d), so the server holds ~50 MB of codes
+at a million rows; the reader re-ranks the candidates by their stored vectors (refine), so its
+distances are exact and recall@10 against a flat search stays >= 0.95 (tests/benchmarks/README.md,
+"Vector search at scale", where the other index types are measured too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lancelot_cli.storage.policy import VectorIndexPolicy
+from lancelot_cli.storage.schema import VECTOR
+
+VECTOR_INDEX_NAME = "vector_idx"
+# Field metadata of the vector column: the row count the index was trained on (LanceDB's tag
+# convention); the policy trains again when the table has grown well past it.
+TRAINED_TAG = "lancedb:tag:ann-trained-rows"
+_VECTOR_TYPES = ("IVF", "HNSW")
+
+
+def vector_index(table: Any) -> Any | None:
+    """The ANN index on the vector column (its list_indices entry), or None."""
+    return next((index for index in table.list_indices() if list(index.columns) == [VECTOR]
+                 and str(index.index_type).upper().startswith(_VECTOR_TYPES)), None)
+
+
+def trained_rows(table: Any, index: Any) -> int | None:
+    """Rows the index was trained on: the tag, else (a build interrupted before its tag) the rows it
+    covers; None without an index."""
+    if index is None:
+        return None
+    raw = (table.schema.field(VECTOR).metadata or {}).get(TRAINED_TAG.encode())
+    try:
+        return int(raw) if raw else int(index.num_indexed_rows or 0)
+    except (TypeError, ValueError):
+        return int(index.num_indexed_rows or 0)
+
+
+def index_config(dimension: int, policy: VectorIndexPolicy) -> Any:
+    from lancedb.index import IvfPq
+
+    sub_vectors = dimension // 8 if dimension % 8 == 0 else None  # 8 dims per code: SIMD-friendly
+    return IvfPq(distance_type="l2", num_sub_vectors=sub_vectors, num_partitions=policy.partitions)
+
+
+def maintain(table: Any, policy: VectorIndexPolicy) -> bool:
+    """Build the index, or train it again, when ``policy`` says so (one commit for the index, one
+    for its tag; readers keep the previous index until then). True if it did. Rows without a
+    vector yet are left out of the index and found by nothing, as in a flat search."""
+    if VECTOR not in table.schema.names:
+        return False
+    rows = int(table.count_rows())
+    if rows < policy.min_rows or not policy.due(rows, trained_rows(table, vector_index(table))):
+        return False
+    dimension = int(table.schema.field(VECTOR).type.list_size)
+    table.create_index(VECTOR, config=index_config(dimension, policy), name=VECTOR_INDEX_NAME, replace=True)
+    table.update_field_metadata({"path": VECTOR, "metadata": {TRAINED_TAG: str(rows)}})
+    return True

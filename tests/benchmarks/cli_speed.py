@@ -1,8 +1,10 @@
 """CLI speed benchmark: wall time of `lancelot --help`, `lancelot <cmd> --help` and shell completion,
 next to `python -c "import typer"` measured in the same run (target: at most 1.5x); and a whole
-`lancelot search "refund policy"` on the indexed sample (target: at most 0.5 s and 8x `import typer`),
+`lancelot search "refund policy"` on the indexed sample (target: at most 0.5 s and 8x `import typer`):
+answered by the warm process (`LANCELOT_WARM`, lancelot_cli/warm; one already running, started by a
+search before the timed rounds, in a private XDG_RUNTIME_DIR), and in-process (`LANCELOT_WARM=0`)
 with and without the lancedb import deferral (`LANCELOT_NO_FAST_IMPORT=1`, issue 13), next to a bare
-`import lancedb` both ways.
+`import lancedb` both ways. Every other command runs with `LANCELOT_WARM=0`.
 
 Run from the repository root:  python tests/benchmarks/cli_speed.py [--runs 21] [--warmup 2] [--importtime]
 
@@ -41,7 +43,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "cli_speed.json"
 TARGET = 1.5
 SEARCH_TARGET_S = 0.5
 SEARCH_TARGET_RATIO = 8.0
-SEARCH_CASES = ("search", "search_slow", "lancedb_fast", "lancedb_plain")
+SEARCH_CASES = ("search_warm", "search", "search_slow", "lancedb_fast", "lancedb_plain")
+WARM_MINUTES = "10"
 
 
 def lancelot_command() -> list[str]:
@@ -97,6 +100,44 @@ def import_profile(lancelot: list[str], env: dict[str, str], top: int = 15) -> l
     return sorted(rows, reverse=True)[:top]
 
 
+def start_warm(argv: list[str], env: dict[str, str], runtime_dir: Path, timeout: float = 120.0) -> Path:
+    """Run ``argv`` once (it starts the warm process) and wait until the warm process listens; its log."""
+    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True)
+    log = runtime_dir / "lancelot" / "warm.log"
+    deadline = time.monotonic() + timeout
+    while not warm_listening(env):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no warm process started within {timeout:.0f} s (see {log})")
+        time.sleep(0.05)
+    return log
+
+
+def warm_listening(env: dict[str, str]) -> bool:
+    """True when a warm process for the code as it is now listens in ``env``'s runtime folder."""
+    from lancelot_cli.warm import runtime
+
+    place = runtime.place(os.path.join(env["XDG_RUNTIME_DIR"], "lancelot"), runtime.fingerprint())
+    return place is not None and os.path.exists(place.socket)
+
+
+def warm_served(log: Path) -> int:
+    """How many searches the warm process has answered (lines of its log)."""
+    return sum(1 for line in log.read_text(encoding="utf-8").splitlines() if " search for pid " in line)
+
+
+def stop_warm(log: Path) -> None:
+    """SIGTERM every warm process this log says started (the benchmark's own runtime folder)."""
+    import re
+    import signal
+
+    for pid in {int(p) for p in re.findall(r" pid (\d+) listening", log.read_text(encoding="utf-8"))}:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=21, help="measured rounds (default 21)")
@@ -111,7 +152,7 @@ def main() -> None:
     for name in ("documents", "notes"):
         (db / f"{name}.lance").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "OPENAI_", "_LANCELOT"))}
-    env.update({"LANCELOT_CONFIG_DIR": str(tmp / "config"), "COLUMNS": "100", "LINES": "40",
+    env.update({"LANCELOT_CONFIG_DIR": str(tmp / "config"), "COLUMNS": "100", "LINES": "40", "LANCELOT_WARM": "0",
                 "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
 
     from lancelot_cli.indexer import index_folder
@@ -119,6 +160,9 @@ def main() -> None:
     sample = tmp / "sample-db"
     index_folder(REPO / "examples" / "sample-docs", str(sample))
     slow = {**env, "LANCELOT_NO_FAST_IMPORT": "1"}
+    warm = {**env, "LANCELOT_WARM": WARM_MINUTES, "XDG_RUNTIME_DIR": str(tmp / "run")}
+    (tmp / "run").mkdir(mode=0o700)
+    warm_log = start_warm([*lancelot, "search", "refund policy", "--db", str(sample)], warm, tmp / "run")
     fast_lancedb = "import lancelot_cli.storage, lancedb"
 
     def completion(words: str, cword: int) -> dict[str, str]:
@@ -135,7 +179,9 @@ def main() -> None:
         "complete_command": ("completion `lancelot se<TAB>`", lancelot, completion("lancelot se", 1), False),
         "complete_table": ("completion `lancelot search x --db DB --table <TAB>`", lancelot,
                            completion(f"lancelot search x --db {db} --table ", 6), False),
-        "search": ('`lancelot search "refund policy"` (sample DB)', [*lancelot, "search", "refund policy", "--db",
+        "search_warm": ('`lancelot search "refund policy"` (sample DB), answered by the warm process',
+                        [*lancelot, "search", "refund policy", "--db", str(sample)], warm, False),
+        "search": ('the same, in-process (`LANCELOT_WARM=0`)', [*lancelot, "search", "refund policy", "--db",
                    str(sample)], env, False),
         "search_slow": ('the same, `LANCELOT_NO_FAST_IMPORT=1` (lancedb imported as shipped)',
                         [*lancelot, "search", "refund policy", "--db", str(sample)], slow, False),
@@ -144,11 +190,18 @@ def main() -> None:
         "lancedb_plain": ("the same, `LANCELOT_NO_FAST_IMPORT=1`", [sys.executable, "-c", fast_lancedb], slow, False),
     }
     rounds: dict[str, list[float]] = {key: [] for key in cases}
-    for round_no in range(opts.warmup + opts.runs):
-        for key, (_, argv, case_env, tty) in cases.items():
-            seconds = wall(argv, case_env, tty)
-            if round_no >= opts.warmup:
-                rounds[key].append(seconds)
+    served_before = warm_served(warm_log)
+    try:
+        for round_no in range(opts.warmup + opts.runs):
+            for key, (_, argv, case_env, tty) in cases.items():
+                if key == "search_warm" and not warm_listening(warm):
+                    start_warm(argv, warm, tmp / "run")  # the code changed meanwhile (fingerprint): not timed
+                seconds = wall(argv, case_env, tty)
+                if round_no >= opts.warmup:
+                    rounds[key].append(seconds)
+    finally:
+        served = warm_served(warm_log) - served_before
+        stop_warm(warm_log)
 
     results = {key: stats(runs) for key, runs in rounds.items()}
     base = results["import_typer"]
@@ -165,6 +218,7 @@ def main() -> None:
         "python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform(),
         "cpus": os.cpu_count(), "load_average": os.getloadavg(), "runs": opts.runs, "warmup": opts.warmup,
         "lancelot_command": lancelot, "target_ratio": TARGET,
+        "warm_answered": served, "warm_runs": opts.warmup + opts.runs,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps({"meta": meta, "results": results, "ratios": ratios}, indent=2) + "\n")
@@ -180,10 +234,12 @@ def main() -> None:
     worst = max((r for key, r in ratios.items() if key not in SEARCH_CASES), key=lambda r: r["median"])["median"]
     print(f"\nTarget: at most {TARGET}× `import typer` for help and completion; worst median ratio {worst:.2f}× "
           f"({'met' if worst <= TARGET else 'not met'}).")
-    search, ratio = results["search"]["median_s"], ratios["search"]["median"]
+    search, ratio = results["search_warm"]["median_s"], ratios["search_warm"]["median"]
     met = search <= SEARCH_TARGET_S and ratio <= SEARCH_TARGET_RATIO
-    print(f"Search target: at most {SEARCH_TARGET_S} s and {SEARCH_TARGET_RATIO:.0f}× `import typer`; median "
-          f"{search:.3f} s, {ratio:.2f}× ({'met' if met else 'not met'}); without the deferral "
+    print(f"Search target: at most {SEARCH_TARGET_S} s and {SEARCH_TARGET_RATIO:.0f}× `import typer`; warm median "
+          f"{search:.3f} s, {ratio:.2f}× ({'met' if met else 'not met'}; {served} of "
+          f"{opts.warmup + opts.runs} warm runs answered by the warm process); in-process "
+          f"{results['search']['median_s']:.3f} s, {ratios['search']['median']:.2f}×; without the deferral "
           f"{results['search_slow']['median_s']:.3f} s, {ratios['search_slow']['median']:.2f}×.")
     if opts.importtime:
         print("\nSlowest imports of `lancelot --help` (cumulative, µs):")

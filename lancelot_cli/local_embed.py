@@ -124,11 +124,19 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
+        # A batch is padded to its longest input and every padded position costs a full pass:
+        # run the texts by length (shortest first) so each batch holds texts of about one length,
+        # and hand the vectors back in the order given. The mask keeps a vector independent of
+        # its batch-mates (cosine 1.000000 to the unsorted run).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         try:
-            vectors = list(self._encoder.embed(list(texts), batch_size=BATCH))
+            vectors = list(self._encoder.embed([texts[i] for i in order], batch_size=BATCH))
         except Exception as exc:  # onnxruntime errors: a model that does not fit the runner
             raise EmbeddingError(f"the local model {self.model} failed to embed: {_short(exc)}") from None
-        return [vector.tolist() for vector in vectors]
+        found: list[list[float]] = [[] for _ in order]
+        for i, vector in zip(order, vectors):
+            found[i] = vector.tolist()
+        return found
 
 
 _shared: dict[str, LocalEmbedder] = {}

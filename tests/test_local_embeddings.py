@@ -168,6 +168,25 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(model: Path) -> None:
+    """Texts run sorted by length (less padding); the vectors come back in the order given, each
+    the one the text gets alone."""
+    import numpy as np
+
+    from lancelot_cli.local_embed import BATCH, LocalEmbedder
+
+    words = " ".join(_words()).split()
+    texts = [" ".join(words[i * 7: i * 7 + 3 + (i * 37) % 150]) for i in range(BATCH + 9)]
+    texts[5] = texts[0]  # a repeated text gets the same vector
+    embedder = LocalEmbedder(f"local:{model}")
+    together = np.array(embedder.embed(texts))
+    alone = np.array([embedder.embed([text])[0] for text in texts])
+    assert together.shape == alone.shape
+    assert np.allclose(together, alone, atol=1e-5)
+    assert np.allclose(together[5], together[0])
+    assert not np.allclose(together[1], together[2])
+
+
 MINILM = os.environ.get("MINILM_ONNX_DIR")
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 

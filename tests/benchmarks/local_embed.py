@@ -9,7 +9,9 @@ Run from the repository root, with the local extra installed and an ONNX copy of
    ``LocalEmbedder`` against the cached sentence-transformers vectors (min cosine), and the query
    embedding latency (p50/p95 of one claim at a time, the way the server embeds a query).
 2. Throughput: ``--sample`` abstracts, one Markdown file each, indexed with ``indexer.run`` (what
-   ``lancelot index SRC DB --embed-model local:/tmp/minilm --chunk-size 12000`` runs): chunks/s.
+   ``lancelot index SRC DB --embed-model local:/tmp/minilm --chunk-size 12000`` runs): chunks/s over
+   the whole run and while embedding (from the last file read to the last batch). ``--speed-only``
+   also indexes them at the default chunk size (1,200 characters: chunks of varied length) and stops.
 3. Quality: all 5,183 abstracts indexed with ``index_folder`` and the model identity
    ``local:/tmp/minilm``. Their vectors are, by default, the cached sentence-transformers ones
    (step 1 shows the provider gives the same vectors, cosine 1.000000): embedding the whole corpus
@@ -105,22 +107,26 @@ def cached_table(model: str, data: Path, corpus: dict[str, tuple[str, str]], tmp
     return db
 
 
-def index(model: str, corpus: dict[str, tuple[str, str]], tmp: Path) -> tuple[Path, dict[str, float]]:
+def index(model: str, corpus: dict[str, tuple[str, str]], tmp: Path, chunk_size: int = 12_000,
+          name: str = "db") -> tuple[Path, dict[str, float]]:
     from lancelot_cli.indexer.run import Options, run
     from lancelot_cli.settings import load
 
-    docs = write_docs(corpus, tmp / "docs")
-    db = tmp / "db"
+    docs = write_docs(corpus, tmp / f"{name}-docs")
+    db = tmp / name
     settings = load(environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(tmp / "config"),
                              "EMBEDDING_MODEL": f"local:{model}"})
     embedded: list[tuple[float, int]] = []
+    read: list[float] = []
     started = time.perf_counter()
-    report = run(settings, docs, Options(embed=True, chunk_size=12_000),
+    report = run(settings, docs, Options(embed=True, chunk_size=chunk_size),
+                 progress=lambda rel, done, total: read.append(time.perf_counter()),
                  on_embed=lambda done, total: embedded.append((time.perf_counter(), done)))
     seconds = time.perf_counter() - started
-    first, last = embedded[0], embedded[-1]
+    # Embedding starts when the last file has been read and ends with the last batch.
+    embed_s = embedded[-1][0] - read[-1] if embedded and read else float("nan")
     return db, {"chunks": report.embedded, "seconds": seconds, "chunks_per_s": report.embedded / seconds,
-                "embed_chunks_per_s": (last[1] - first[1]) / (last[0] - first[0]) if last[0] > first[0] else 0.0}
+                "embed_chunks_per_s": report.embedded / embed_s if embed_s > 0 else float("nan")}
 
 
 def search(db: Path, tmp: Path, queries: dict[str, str], mode: str) -> tuple[dict[str, list[str]], dict[str, float]]:
@@ -190,6 +196,21 @@ def _child_pid() -> int:
     return max(found)
 
 
+def print_speed(args: argparse.Namespace, check: dict[str, float], speed: dict[str, float],
+                small: dict[str, float] | None = None) -> None:
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (2 shared cores)\n")
+    print("| measure | value |\n|---|---:|")
+    print(f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | {check['min_cosine']:.6f} |")
+    print(f"| model load (in process) | {check['load_s']:.2f} s |")
+    print(f"| embed {args.check} abstracts in one call (LocalEmbedder.embed) | {check['docs_per_s']:.1f} chunks/s |")
+    print(f"| query embedding p50 / p95 | {check['query_p50_ms']:.1f} / {check['query_p95_ms']:.1f} ms |")
+    print(f"| index --embed-model local, {speed['chunks']} chunks | {speed['seconds']:.0f} s, "
+          f"{speed['chunks_per_s']:.1f} chunks/s ({speed['embed_chunks_per_s']:.1f} while embedding) |")
+    if small:
+        print(f"| the same abstracts at chunk size 1200, {small['chunks']} chunks | {small['seconds']:.0f} s, "
+              f"{small['chunks_per_s']:.1f} chunks/s ({small['embed_chunks_per_s']:.1f} while embedding) |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="folder made by ../shared/tools/minilm_to_onnx.py")
@@ -198,6 +219,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=200, help="abstracts indexed to measure chunks/s")
     parser.add_argument("--doc-vectors", choices=("cached", "provider"), default="cached",
                         help="the quality table's vectors: the cached ones, or embedded now (about an hour)")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="steps 1 and 2 only (provider check, chunks/s): a few minutes, no quality or serve run")
     args = parser.parse_args()
     model = str(Path(args.model).resolve())
     corpus, queries = load_corpus(args.data), load_queries(args.data)
@@ -210,6 +233,11 @@ def main() -> None:
         sample = dict(list(corpus.items())[: args.sample])
         db, speed = index(model, corpus if args.doc_vectors == "provider" else sample, tmp)
         print(f"index: {speed}", file=sys.stderr, flush=True)
+        if args.speed_only:
+            small = index(model, sample, tmp, 1200, "db-chunks")[1]  # the default chunk size: lengths vary
+            print(f"index, chunk size 1200: {small}", file=sys.stderr, flush=True)
+            print_speed(args, check, speed, small)
+            return
         if args.doc_vectors == "cached":
             db = cached_table(model, args.data, corpus, tmp)
         rows = {}
@@ -218,12 +246,7 @@ def main() -> None:
             rows[mode] = {**evaluate(runs, qrels), **info}
             print(f"{mode}: {rows[mode]}", file=sys.stderr, flush=True)
         server = asyncio.run(served(db, tmp, list(test_queries.values())))
-    print("| measure | value |\n|---|---:|")
-    print(f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | {check['min_cosine']:.6f} |")
-    print(f"| model load (in process) | {check['load_s']:.2f} s |")
-    print(f"| query embedding p50 / p95 | {check['query_p50_ms']:.1f} / {check['query_p95_ms']:.1f} ms |")
-    print(f"| index --embed-model local, {speed['chunks']} chunks | {speed['seconds']:.0f} s, "
-          f"{speed['chunks_per_s']:.1f} chunks/s ({speed['embed_chunks_per_s']:.1f} while embedding) |")
+    print_speed(args, check, speed)
     for mode, label in (("text", "text"), ("vector", "local vector"), ("auto", "local hybrid (auto, no key)")):
         row = rows[mode]
         print(f"| SciFact test nDCG@10 / R@100, {label} ({args.doc_vectors} doc vectors) | {row['ndcg10']:.4f} / {row['recall100']:.3f} "

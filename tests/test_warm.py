@@ -28,7 +28,8 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.conftest import _LEAKY, REPO, SAMPLE_DOCS, hash_tree, lancelot_command
+from tests.conftest import _LEAKY, REPO, hash_tree, lancelot_command
+from tests.support.embed_server import MODEL, EmbedServer
 
 from lancelot_cli.warm import protocol, runtime
 
@@ -49,13 +50,13 @@ class Run(NamedTuple):
 class Warm:
     """A private runtime folder and the environment that points `lancelot` at it."""
 
-    def __init__(self, config: Path, minutes: str = "2") -> None:
+    def __init__(self, config: Path, minutes: str = "2", **extra: str) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="lw-", dir="/tmp"))  # AF_UNIX paths must stay short
         self.folder = self.root / "lancelot"
         base = {k: v for k, v in os.environ.items() if k not in _LEAKY}
         base.update({"LANCELOT_CONFIG_DIR": str(config), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
                      "COLUMNS": "120", "PYTHONPATH": str(REPO) + os.pathsep + base.get("PYTHONPATH", ""),
-                     "XDG_RUNTIME_DIR": str(self.root)})
+                     "XDG_RUNTIME_DIR": str(self.root), **extra})
         self.cold_env = {**base, "LANCELOT_WARM": "0"}
         self.env = {**base, "LANCELOT_WARM": minutes}
         self.started: Path | None = None  # the database `start` searched
@@ -168,6 +169,28 @@ def test_warm_output_is_byte_identical(shared: Warm, sample_db: Path, name: str,
         assert hot.code == 0 and hot.out.strip()
 
 
+def test_vector_and_hybrid_search_through_the_warm_process(isolated_env: Path, embed_server: EmbedServer,
+                                                         vector_db: Path) -> None:
+    """The key and the embeddings endpoint come from the client's environment; the query is embedded
+    by the warm process (through the real openai client), the hits are the same."""
+    setup = Warm(isolated_env, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url, EMBEDDING_MODEL=MODEL)
+    try:
+        setup.start(vector_db)
+        for args in (["search", "refund policy", "--json"], ["search", "refund policy", "--type", "vector"],
+                     ["status", "--json"]):
+            cold = setup.lancelot(*args, "--db", str(vector_db), warm=False)
+            hot = setup.lancelot(*args, "--db", str(vector_db))
+            assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+            assert hot.code == 0 and setup.answered(hot), setup.log()
+        assert json.loads(hot.out)["embeddings"]["keySource"] == "env"
+        requests = embed_server.requests
+        hybrid = setup.lancelot("search", "warranty repair", "--json", "--db", str(vector_db))
+        assert json.loads(hybrid.out)["searchType"] == "hybrid" and setup.answered(hybrid)
+        assert embed_server.requests == requests + 1
+    finally:
+        setup.close()
+
+
 def test_relative_db_resolves_in_the_clients_folder(shared: Warm, sample_db: Path) -> None:
     cold = shared.lancelot("search", "refund policy", "--db", sample_db.name, warm=False, cwd=sample_db.parent)
     hot = shared.lancelot("search", "refund policy", "--db", sample_db.name, cwd=sample_db.parent)
@@ -270,6 +293,46 @@ def test_a_runtime_folder_others_can_enter_is_not_used(warm: Warm, sample_db: Pa
     assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
     assert warm.pids() == [] and os.listdir(warm.folder) == []
     assert stat.S_IMODE(warm.folder.stat().st_mode) == mode
+
+
+def test_a_warm_process_that_does_not_answer_is_not_waited_for(warm: Warm, sample_db: Path) -> None:
+    """A socket that is listened on but never accepted (a stuck or busy warm process): in-process
+    after the one-second wait for its greeting, same output, and no second warm process started."""
+    warm.folder.mkdir(mode=0o700)
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        stuck.bind(warm.place.socket)
+        stuck.listen(4)
+        cold = warm.lancelot("search", "refund policy", "--db", str(sample_db), warm=False)
+        hot = warm.lancelot("search", "refund policy", "--db", str(sample_db))
+        assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+        assert warm.pids() == []
+    finally:
+        stuck.close()
+
+
+def test_ctrl_c_while_waiting_for_the_warm_process(warm: Warm, sample_db: Path) -> None:
+    """A warm process that greets and then takes long: Ctrl-C ends the client with the usual line."""
+    warm.folder.mkdir(mode=0o700)
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.bind(warm.place.socket)
+    slow.listen(4)
+    proc = subprocess.Popen([*lancelot_command(), "search", "refund policy", "--db", str(sample_db)], env=warm.env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        slow.settimeout(60)
+        conn, _ = slow.accept()
+        conn.sendall(protocol.ACK)
+        conn.settimeout(60)
+        assert conn.recv(4)  # the request is on its way; no reply will come
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        conn.close()
+    finally:
+        proc.kill()
+        slow.close()
+    assert (proc.returncode, out) == (130, "")
+    assert err == "lancelot: error: interrupted; nothing was changed by the unfinished step\n"
 
 
 def test_warm_zero_starts_nothing(warm: Warm, sample_db: Path) -> None:

@@ -41,7 +41,8 @@ def connect(settings: Settings) -> WarmEngine | None:
     if place is None:
         return None
     if not os.path.lexists(where):
-        _pending = (code, settings.warm_minutes)
+        if os.path.isdir(os.path.dirname(where)):  # the warm process makes it (0700) when it starts
+            _pending = (code, settings.warm_minutes)
         return None
     if not runtime.safe(where):  # not ours alone: no warm process, and none is started
         return None

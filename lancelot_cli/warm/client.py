@@ -35,8 +35,11 @@ def connect(settings: Settings) -> WarmEngine | None:
     global _pending
     if settings.warm_minutes <= 0 or not runtime.supported():
         return None
-    where = runtime.folder()
-    code = runtime.fingerprint()
+    try:
+        where = runtime.folder()
+        code = runtime.fingerprint()
+    except OSError:  # no temporary folder, an unreadable package folder: in-process
+        return None
     place = runtime.place(where, code)
     if place is None:
         return None
@@ -46,22 +49,22 @@ def connect(settings: Settings) -> WarmEngine | None:
         return None
     if not runtime.safe(where):  # not ours alone: no warm process, and none is started
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        return None
     try:
         sock.settimeout(CONNECT_TIMEOUT)
         sock.connect(place.socket)
         sock.settimeout(ACK_TIMEOUT)
-        if not _ours(sock) or sock.recv(1) != protocol.ACK:
-            sock.close()
-            return None
+        if _ours(sock) and sock.recv(1) == protocol.ACK:
+            return WarmEngine(settings, sock)
     except (FileNotFoundError, ConnectionRefusedError):  # none yet, or a stale socket file it will replace
-        sock.close()
         _pending = (code, settings.warm_minutes)
-        return None
-    except OSError:  # busy (timeout) or anything else: this time in-process
-        sock.close()
-        return None
-    return WarmEngine(settings, sock)
+    except OSError:  # busy (no greeting in time) or anything else: this time in-process
+        pass
+    sock.close()
+    return None
 
 
 def _ours(sock: socket.socket) -> bool:

@@ -188,7 +188,7 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
     logger.disable("fastembed")
     if name.startswith("/"):
         folder = Path(name)
-        _check_folder(folder)
+        check_folder(folder)
         registered = _register_folder(fastembed, folder)
         kwargs: dict[str, Any] = {"specific_model_path": str(folder)}
     else:
@@ -205,7 +205,7 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
     return encoder
 
 
-def _check_folder(folder: Path) -> None:
+def check_folder(folder: Path) -> None:
     if not folder.is_dir():
         raise EmbeddingError(f"the local model folder {folder} does not exist; index again with "
                              f"--embed-model local:/path/to/folder")

@@ -125,6 +125,7 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
             + ENTER                            # it does not exist: index a folder into it now
             + f"{docs}{ENTER}"                 # the documents
             + ENTER                            # default table: the one just written
+            + ENTER                            # embedded with a key (the first choice)
             + f"{KEY}{ENTER}"                  # the key (hidden)
             + "y"                              # change the endpoint or model
             + f"{embed_server.url}{ENTER}"     # base URL
@@ -159,7 +160,7 @@ def test_rerun_offers_the_stored_answers_as_defaults(tmp_path, sample_db, isolat
     keyfile.write_key(isolated_env, KEY)
     key_file = (isolated_env / keyfile.KEY_FILE).read_bytes()
 
-    plan = wizard(ENTER * 4, cwd=tmp_path)  # folder, table, "keep the stored key", "change endpoint? no"
+    plan = wizard(ENTER * 5, cwd=tmp_path)  # folder, table, "with a key", "keep the stored key", "change endpoint? no"
     out, err = capsys.readouterr()
 
     assert plan.db_uri == str(sample_db) and plan.key_action == "keep"
@@ -213,7 +214,7 @@ def test_relative_and_home_paths_are_stored_absolute(tmp_path, sample_db, isolat
 def test_a_failed_check_says_why_and_the_key_can_be_entered_again(tmp_path, sample_db, isolated_env,
                                                                     embed_server, capsys):
     embed_server.api_key = KEY
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER
+    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER
             + f"{OTHER_KEY}{ENTER}" + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}{MODEL}{ENTER}"
             + ENTER                      # the check failed (401): "Enter the key again"
             + f"{KEY}{ENTER}")
@@ -227,7 +228,7 @@ def test_a_failed_check_says_why_and_the_key_can_be_entered_again(tmp_path, samp
 
 def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sample_db, isolated_env,
                                                                    embed_server, capsys):
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + f"{KEY}{ENTER}"
+    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER + f"{KEY}{ENTER}"
             + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}no-such-model{ENTER}"
             + DOWN + ENTER                                  # 404: "Change the endpoint or model"
             + ENTER + f"{CLEAR}{MODEL}{ENTER}")            # same URL, the right model
@@ -238,7 +239,7 @@ def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sampl
     assert stored_settings(isolated_env)["EMBEDDING_DIMENSIONS"] == "32"
 
     dead = closed_url()
-    keys = (ENTER + ENTER + DOWN + ENTER               # keep folder and table; "Enter a new key"
+    keys = (ENTER + ENTER + ENTER + DOWN + ENTER       # keep folder and table; a key; "Enter a new key"
             + f"{OTHER_KEY}{ENTER}" + "y" + f"{CLEAR}{dead}{ENTER}" + ENTER
             + DOWN * 2 + ENTER)                        # unreachable: "Keep the key anyway"
     plan = wizard(keys, cwd=tmp_path)
@@ -250,7 +251,7 @@ def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sampl
 
 
 def test_the_key_prompt_refuses_what_cannot_be_a_key(tmp_path, sample_db, isolated_env, embed_server):
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER
+    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER
             + f"sk-two words{ENTER}"                # refused: the prompt stays open
             + f"{CLEAR}{KEY}{ENTER}" + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}{MODEL}{ENTER}")
     plan = wizard(keys, cwd=tmp_path)
@@ -260,7 +261,7 @@ def test_the_key_prompt_refuses_what_cannot_be_a_key(tmp_path, sample_db, isolat
 
 def test_the_stored_key_can_be_removed_from_the_wizard(tmp_path, sample_db, isolated_env):
     keyfile.write_key(isolated_env, KEY)
-    plan = wizard(f"{CLEAR}{sample_db}{ENTER}" + ENTER + DOWN * 2 + ENTER, cwd=tmp_path)
+    plan = wizard(f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER + DOWN * 2 + ENTER, cwd=tmp_path)
     assert plan.key_action == "remove"
     assert find_openai_key(isolated_env, environ={}) is None
     assert not (isolated_env / keyfile.KEY_FILE).exists()
@@ -273,12 +274,15 @@ CANCEL_AT = {
     "missing folder": ("{clear}{missing}" + ENTER + CTRL_C, "does not exist yet"),
     "documents to index": ("{clear}{missing}" + ENTER + ENTER + CTRL_C, "Folder of documents to index"),
     "table": ("{clear}{db}" + ENTER + CTRL_C, "Default table"),
-    "key choice": ("{clear}{db}" + ENTER + ENTER + CTRL_C, "OpenAI key (for vector search)"),
-    "new key": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + CTRL_C, "OpenAI API key"),
-    "endpoint": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + CTRL_C,
+    "embedding choice": ("{clear}{db}" + ENTER + ENTER + CTRL_C, "How should documents be embedded"),
+    "local model": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + CTRL_C, "Local model"),
+    "key choice": ("{clear}{db}" + ENTER + ENTER + ENTER + CTRL_C, "OpenAI key (for vector search)"),
+    "new key": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + CTRL_C, "OpenAI API key"),
+    "endpoint": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + CTRL_C,
                  "Change the embeddings endpoint"),
-    "base URL": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y" + CTRL_C, "base URL"),
-    "after a failed check": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y"
+    "base URL": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y" + CTRL_C,
+                 "base URL"),
+    "after a failed check": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y"
                              + "{clear}{url}" + ENTER + "{clear}{model}" + ENTER + CTRL_C, "What now?"),
     "input ends (Ctrl-D)": ("{clear}{db}" + ENTER, "Default table"),
 }
@@ -296,7 +300,7 @@ def test_ctrl_c_at_any_question_changes_nothing(step, previous, tmp_path, sample
     missing = tmp_path / "missing"
     keys, open_question = CANCEL_AT[step]
     keys = keys.format(clear=CLEAR, missing=missing, db=sample_db, key=KEY, url=embed_server.url, model=MODEL)
-    if not previous:
+    if not previous and step not in ("embedding choice", "local model"):
         keys = keys.replace(ENTER + ENTER + DOWN + ENTER, ENTER + ENTER, 1)  # no stored key: no key choice
         if step == "key choice":
             open_question = "OpenAI API key"

@@ -1,5 +1,5 @@
-"""`lancelot init`: set up the database folder, the default table and an optional OpenAI key, then
-print ready-to-paste MCP client configurations.
+"""`lancelot init`: set up the database folder, the default table and how documents are embedded (an
+OpenAI key, a local model, or none), then print ready-to-paste MCP client configurations.
 
 The modules, in the order the command uses them:
 
@@ -7,6 +7,7 @@ The modules, in the order the command uses them:
 * `answers`: `InitOptions` (the flags) and `Plan` (every write, decided before any is made).
 * `flow`: `Wizard`, every question in order and every write at the end (`apply`).
 * `prompts`: the `Prompter` the flow asks through, its questionary implementation, the validators.
+* `embedding`: how documents are embedded: a key (then `key`), a local model (no key), or none.
 * `key`: the OpenAI key questions and the one embeddings call that checks a key.
 * `clients`: the client configurations printed at the end (Claude Code, Claude Desktop/Cursor,
   VS Code, Codex, install links), with the absolute path of the `lancelot` script.

@@ -3,7 +3,8 @@
 Without a terminal (stdin or stdout not a TTY) or with ``--yes`` nothing is asked. Answers come
 from the flags; ``--yes`` takes the current answer for anything not given (the stored or
 environment value, else the default), creates a missing database folder, and keeps the stored
-key. Without ``--yes``, ``--db`` and one of ``--api-key-stdin``/``--no-api-key`` are required;
+key. Without ``--yes``, ``--db`` and one of ``--api-key-stdin``/``--no-api-key`` (or a local
+``--embedding-model local:...``) are required;
 missing ones are named in one error line (exit 1), never an ``EOFError`` or a hang.
 """
 
@@ -21,8 +22,9 @@ from lancelot_cli.cli.init.prompts import QuestionaryPrompter, key_problem
 from lancelot_cli.cli.init.show import forget, show
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 
-HELP = ("Set up Lancelot: the database folder, the default table and an optional OpenAI key (checked, then "
-        "kept in the OS keychain or an encrypted file); prints ready-to-paste MCP client configurations. "
+HELP = ("Set up Lancelot: the database folder, the default table and how documents are embedded: an OpenAI "
+        "key (checked, then kept in the OS keychain or an encrypted file), a local model (no key), or none; "
+        "prints ready-to-paste MCP client configurations. "
         "Without a terminal, answer with the flags. --show prints the settings and where each comes from; "
         "--forget removes the stored key.")
 
@@ -56,7 +58,9 @@ def init(
                                                  help="OpenAI-compatible embeddings endpoint (Ollama, LM Studio, "
                                                       "vLLM); \"\" for OpenAI.")] = None,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", metavar="NAME", show_default=False,
-                                                        help="Embedding model for queries.")] = None,
+                                                        help="Embedding model for queries and `index --embed`; local:NAME or "
+                                                             "local:/folder runs a model on this machine (no key; "
+                                                             "the local extra).")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y",
                                       help="Ask nothing: flags, else the current answers; create a missing "
                                            "database folder; store a key even if its check fails.")] = False,

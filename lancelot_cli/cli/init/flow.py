@@ -26,6 +26,7 @@ from pathlib import Path
 from lancelot_cli import settings as settings_module
 from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
+from lancelot_cli.cli.init.embedding import EmbeddingQuestions
 from lancelot_cli.cli.init.key import KeyQuestions
 from lancelot_cli.cli.init.prompts import Prompter, db_problem, normalise_db, not_blank, say, source_problem
 from lancelot_cli.errors import ConfigError
@@ -50,7 +51,7 @@ def list_tables(db_uri: str) -> list[str]:
         return []
 
 
-class Wizard(KeyQuestions):
+class Wizard(KeyQuestions, EmbeddingQuestions):
     """The questions and the decisions of `lancelot init`; `apply` does the writing.
 
     Args:
@@ -99,7 +100,13 @@ class Wizard(KeyQuestions):
         stored = dict(self.previous)
         stored["LANCEDB_PATH"] = db_uri
         stored["LANCEDB_TABLE"] = table
-        action, api_key = self._key(stored)
+        how = self._embedding(stored)  # a key, a local model (no key) or text search only
+        if how == "key":
+            action, api_key = self._key(stored)
+        else:  # a stored key is left as it is (`--forget` removes it)
+            action, api_key = "keep", None
+            if how == "none":
+                say("Text search only; run `lancelot init` again to add vectors.")
         endpoint = ("OPENAI_BASE_URL", "EMBEDDING_MODEL")
         if not self._measured and any(stored.get(n) != self.previous.get(n) for n in endpoint):
             stored.pop("EMBEDDING_DIMENSIONS", None)  # measured for another endpoint or model: now unknown
@@ -117,7 +124,7 @@ class Wizard(KeyQuestions):
         missing = []
         if not o.db:
             missing.append("--db PATH")
-        if o.api_key is None and not o.no_api_key:
+        if o.api_key is None and not o.no_api_key and not self.flagged_local():
             missing.append("--api-key-stdin or --no-api-key")
         if missing:
             raise ConfigError(

@@ -222,6 +222,32 @@ def test_a_warm_answered_client_imports_no_heavy_library(shared: Warm, sample_db
     assert "lancelot_cli.warm.client" in report["modules"]  # the probe did take the warm path
 
 
+def test_malformed_requests_get_no_answer_but_a_fallback(shared: Warm, sample_db: Path) -> None:
+    """The warm process reads only JSON of its protocol and runs only the four read methods; after
+    nonsense it still answers real clients."""
+    def ask(payload: bytes) -> tuple[str, object] | None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(shared.place.socket)
+            assert sock.recv(1) == protocol.ACK
+            protocol.send_frame(sock, payload)
+            try:
+                return protocol.load_reply(protocol.recv_frame(sock, protocol.MAX_REPLY))
+            except EOFError:
+                return None
+
+    valid = {"protocol": runtime.PROTOCOL, "method": "search", "options": {"query": "refund"},
+             "environ": dict(shared.env), "cwd": "/", "settings": {"db_uri": str(sample_db)}}
+    assert ask(pickle.dumps(os.system)) is None  # not JSON: dropped, never unpickled
+    assert ask(b"[1, 2]")[0] == "fallback"
+    for method in ("database", "_table", "__init__", "agent_text"):
+        assert ask(json.dumps({**valid, "method": method}).encode())[0] == "fallback"
+    assert ask(json.dumps({**valid, "cwd": "relative"}).encode())[0] == "fallback"
+    assert ask(json.dumps(valid).encode())[0] == "fallback"  # settings without Settings' fields
+    run = shared.lancelot("search", "refund", "--db", str(sample_db))
+    assert run.code == 0 and shared.answered(run)
+
+
 def test_warm_calls_leave_the_database_unchanged(shared: Warm, sample_db: Path) -> None:
     before = hash_tree(sample_db)
     runs = [shared.lancelot(*args, "--db", str(sample_db))

@@ -52,6 +52,8 @@ class Warm:
     def log(self, message: str) -> None:
         try:
             with open(self.place.log, "a", encoding="utf-8") as fh:
+                if fh.tell() > MAX_LOG:  # a few lines per request: keep the newest ones only
+                    fh.truncate(0)
                 fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}\n")
         except OSError:
             pass
@@ -74,7 +76,10 @@ class Warm:
                     return "socket removed"
                 continue
             with conn:
-                self.answer(conn)
+                try:
+                    self.answer(conn)
+                except Exception as exc:  # noqa: BLE001 - one bad request must not end the process
+                    self.log(f"request failed: {type(exc).__name__}: {exc}")
             last = time.monotonic()
 
     def answer(self, conn: socket.socket) -> None:
@@ -90,8 +95,11 @@ class Warm:
             try:
                 reply = protocol.dump_reply(kind, value)
             except Exception as exc:  # noqa: BLE001 - a value pickle cannot carry: the client runs it
-                reply = protocol.dump_reply("fallback", f"{type(exc).__name__}: {exc}")
-            self.log(f"{request.get('method')} for pid {who[0] if who else '?'}: {kind}")  # before the client exits
+                kind, value = "fallback", f"{type(exc).__name__}: {exc}"
+                reply = protocol.dump_reply(kind, value)
+            method = request.get("method") if isinstance(request, dict) else None
+            why = f" ({value})" if kind == "fallback" else ""
+            self.log(f"{method} for pid {who[0] if who else '?'}: {kind}{why}")  # before the client exits
             conn.settimeout(REPLY_TIMEOUT)
             protocol.send_frame(conn, reply)
         except (OSError, EOFError, ValueError) as exc:  # the client left, timed out, or sent nonsense
@@ -179,11 +187,6 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _stop)
     warm = Warm(place, args.minutes)
-    try:
-        if os.path.getsize(place.log) > MAX_LOG:
-            os.truncate(place.log, 0)
-    except OSError:
-        pass
     server = None
     reason = "stopped"
     try:

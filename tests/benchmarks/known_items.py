@@ -5,6 +5,7 @@ Run from the repository root:
     python tests/benchmarks/known_items.py [--src /usr/share/doc/postgresql-doc-15/html]
         [--questions tests/benchmarks/known_items/postgresql15.jsonl] [--code-at REV]
         [--via serve|cli] [--check-cli 10] [--reuse | --rebuild] [--output PATH]
+        [--embed-model local:/path/to/minilm]
     python tests/benchmarks/known_items.py --compare BEFORE.json AFTER.json [--list-heldout]
 
 1. Code: the working tree by default; ``--code-at REV`` runs the package as committed at REV (a
@@ -12,8 +13,12 @@ Run from the repository root:
    edits do not leak into a measurement. Every lancelot process is ``python -m lancelot_cli`` with
    that code first on PYTHONPATH, no LANCEDB_/LANCELOT_/OPENAI_ variables and a throwaway config.
 2. Index: ``lancelot index SRC DB`` (timed). The database is cached under results/known_items/,
-   keyed on the content of the code's ``lancelot_cli/**/*.py`` and SRC; ``--rebuild`` forces a new
-   one, ``--reuse`` takes the newest cached one for SRC whatever the code.
+   keyed on the content of the code's ``lancelot_cli/**/*.py``, SRC and the embedding model;
+   ``--rebuild`` forces a new one, ``--reuse`` takes the newest cached one for SRC (and model)
+   whatever the code. ``--embed-model MODEL`` indexes with vectors (``lancelot index SRC DB
+   --embed-model MODEL``, e.g. ``local:DIR`` with DIR made by ../shared/tools/minilm_to_onnx.py):
+   the searches are then ``auto``, which is hybrid on a table with local vectors, with no key.
+   Only the index changes: the questions, their splits and the scoring stay as they are.
 3. Search: every question as ``lancedb_search {"query": Q, "limit": 10}`` through one ``lancelot
    serve`` (stdio, MCP SDK client; the reply is what ``lancelot search Q --json --limit 10``
    prints), or ``--via cli`` one ``lancelot search`` process per question (about 3 s each here).
@@ -107,12 +112,14 @@ def lancelot_env(root: Path, config: Path) -> dict[str, str]:
 
 
 def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Namespace) -> dict[str, Any]:
-    key = hashlib.sha256(f"{code_hash(root)}|{src.resolve()}".encode()).hexdigest()[:16]
+    model = opts.embed_model or ""
+    key = hashlib.sha256(f"{code_hash(root)}|{src.resolve()}{'|' + model if model else ''}".encode()).hexdigest()[:16]
     db = CACHE / f"db-{key}"
     done = db / "known_items_index.json"
     if opts.reuse and not done.exists():
         cached = sorted((p for p in CACHE.glob("db-*/known_items_index.json")
-                         if json.loads(p.read_text())["src"] == str(src.resolve())), key=lambda p: p.stat().st_mtime)
+                         if json.loads(p.read_text())["src"] == str(src.resolve())
+                         and json.loads(p.read_text()).get("embed_model", "") == model), key=lambda p: p.stat().st_mtime)
         if cached:
             done, db = cached[-1], cached[-1].parent
             log(f"--reuse: using {db} (built by {json.loads(done.read_text())['code']})")
@@ -121,13 +128,14 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
     shutil.rmtree(db, ignore_errors=True)
     log(f"indexing {src} into {db} …")
     t0 = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "lancelot_cli", "index", str(src), str(db)], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=3600)
+    embed = ["--embed-model", model] if model else []
+    run = subprocess.run([sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), *embed], cwd=root,
+                         env=env, capture_output=True, text=True, timeout=opts.index_timeout)
     seconds = time.perf_counter() - t0
     if run.returncode:
         raise SystemExit(f"lancelot index failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
     summary = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-    info = {"src": str(src.resolve()), "code": opts.code_desc, "index_seconds": round(seconds, 1),
+    info = {"src": str(src.resolve()), "code": opts.code_desc, "embed_model": model, "index_seconds": round(seconds, 1),
             "summary": summary[-3:], "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     done.write_text(json.dumps(info, indent=1))
     return {**info, "db": str(db), "reused": False}
@@ -286,6 +294,11 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="reuse the newest cached index of SRC whatever the code")
     parser.add_argument("--rebuild", action="store_true", help="index again even if a cached index matches")
     parser.add_argument("--output", type=Path, default=RESULTS / "known_items.json", help="results JSON")
+    parser.add_argument("--embed-model", metavar="MODEL",
+                        help="index with vectors from MODEL (e.g. local:DIR): searches are then auto = hybrid")
+    parser.add_argument("--index-timeout", type=float, default=3600.0, metavar="S",
+                        help="seconds the index run may take (default 3600; embedding ~8k chunks locally on "
+                             "2 busy cores takes longer)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two results files")
     parser.add_argument("--list-heldout", action="store_true", help="with --compare: list moved heldout questions too")
     opts = parser.parse_args()
@@ -329,7 +342,8 @@ def main() -> None:
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps(result, indent=1))
-    print(f"## Known items: {opts.questions.name} on {opts.src} ({opts.code_desc}, via {opts.via})\n")
+    vectors = f", vectors {opts.embed_model}" if opts.embed_model else ""
+    print(f"## Known items: {opts.questions.name} on {opts.src} ({opts.code_desc}, via {opts.via}{vectors})\n")
     print(report(result))
     print(f"\nIndex {index['index_seconds']} s{' (cached)' if index['reused'] else ''}: {index['summary'][-1]}")
     print(f"{result['corpus']['html_files']} HTML files, {len(link_list)} navigation-only pages; "

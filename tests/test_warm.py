@@ -89,12 +89,17 @@ class Warm:
     def start(self, db: Path) -> None:
         """One search in-process (it starts the warm process), then wait until it listens."""
         self.started = db
-        first = self.lancelot("search", "refund", "--db", str(db), ensure=False)
-        assert first.code == 0, first.err
         deadline = time.monotonic() + START_TIMEOUT
-        while not os.path.exists(self.place.socket):
-            assert time.monotonic() < deadline, f"no warm process listened; log:\n{self.log()}"
-            time.sleep(0.05)
+        while True:
+            place = self.place
+            first = self.lancelot("search", "refund", "--db", str(db), ensure=False)
+            assert first.code == 0, first.err
+            while not os.path.exists(place.socket) and place == self.place:
+                assert time.monotonic() < deadline, f"no warm process listened; log:\n{self.log()}"
+                time.sleep(0.05)
+            if place == self.place:
+                return
+            # the code changed meanwhile (someone edited a module): start one for the code as it is now
 
     def pids(self) -> list[int]:
         """Warm processes started with this runtime folder (whatever their state)."""

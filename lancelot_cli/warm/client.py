@@ -144,5 +144,5 @@ def start_pending() -> None:
                           "--minutes", repr(minutes)], cwd="/", env=env, start_new_session=True,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          close_fds=True)
-    except (OSError, ValueError, subprocess.SubprocessError):  # no warm process this time; the command is done
+    except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # none this time; the command is done
         pass

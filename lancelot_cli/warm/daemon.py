@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         reason = warm.serve(server)
     except SystemExit:
         reason = "signal"
+    except Exception as exc:  # noqa: BLE001 - said in the log (stderr is /dev/null); the next client starts another
+        reason = f"failed: {type(exc).__name__}: {exc}"
     finally:
         if server is not None:
             server.close()

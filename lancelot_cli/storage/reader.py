@@ -25,10 +25,11 @@ Row = dict[str, Any]
 # A ``_versions`` folder unchanged for this long (ns) has no commit its modification time may hide
 # (file systems keep it in steps of a few ms).
 SETTLED_NS = 1_000_000_000
-# A search with the vector index (IVF_PQ) reads this many partitions at least, and re-ranks
-# limit x this many candidates by their stored vectors: recall@10 >= 0.95 against a flat search
-# (tests/benchmarks/README.md, "Vector search at scale").
-ANN_NPROBES, ANN_REFINE_FACTOR = 20, 10
+# A search with the vector index (IVF_PQ) reads this many partitions at least, and re-ranks about
+# this many candidates (at least the limit) by their stored vectors: recall@10 against a flat
+# search follows the candidates, 0.93 with 240, 0.98 with 540 at 1M chunks (tests/benchmarks/README.md,
+# "Vector search at scale").
+ANN_NPROBES, ANN_CANDIDATES = 20, 500
 
 
 def _quote_identifier(name: str) -> str:
@@ -119,10 +120,11 @@ class ReadOnlyTable:
                 row_filter: RowFilter | None = None) -> list[Row]:
         """Nearest rows by vector with ``_distance`` (lower is closer), among the rows the filter allows.
         With an ANN index (storage/ann.py) at least ``ANN_NPROBES`` partitions are searched (more
-        when a filter leaves too few rows there) and the candidates re-ranked by their stored
-        vectors; a table without one is searched flat and these settings change nothing."""
+        when a filter leaves too few rows there) and ~``ANN_CANDIDATES`` candidates re-ranked by
+        their stored vectors; a table without one is searched flat and these settings change nothing."""
         search = self._table.search(list(vector), vector_column_name=column)
-        search = search.minimum_nprobes(ANN_NPROBES).maximum_nprobes(0).refine_factor(ANN_REFINE_FACTOR)
+        refine = max(1, -(-ANN_CANDIDATES // max(1, limit)))
+        search = search.minimum_nprobes(ANN_NPROBES).maximum_nprobes(0).refine_factor(refine)
         return _filtered(search, row_filter).limit(limit).select([*columns, "_distance"]).to_list()
 
     def rows(self, columns: Sequence[str], row_filter: RowFilter | None = None) -> list[Row]:

@@ -173,3 +173,17 @@ def test_the_index_is_trained_again_when_the_table_has_doubled(tmp_path):
     tbl = table(db)
     assert ann.trained_rows(tbl, ann.vector_index(tbl)) == 1500
     assert tbl.index_stats(ann.VECTOR_INDEX_NAME).num_indexed_rows == 1500
+
+
+def test_the_index_is_trained_again_when_optimize_has_left_many_segments(tmp_path):
+    db = tmp_path / "db"
+    policy = VectorIndexPolicy(min_rows=600, partitions=2, max_segments=3)
+    write(db, make_rows(700), policy=policy)
+    writer = TableWriter(str(db), "documents", vector_policy=policy)
+    for k in range(3):  # each folded batch is one more segment of the index
+        batch = make_rows(20, start=700 + 20 * k, seed=10 + k)
+        writer.write(batch, model=MODEL, dimension=DIM, paths={row["path"] for row in batch})
+        writer.optimize(force=True)
+    tbl = table(db)
+    index = ann.vector_index(tbl)
+    assert ann.trained_rows(tbl, index) == 760 and index.num_segments == 1

@@ -58,7 +58,10 @@ def maintain(table: Any, policy: VectorIndexPolicy) -> bool:
     if VECTOR not in table.schema.names:
         return False
     rows = int(table.count_rows())
-    if rows < policy.min_rows or not policy.due(rows, trained_rows(table, vector_index(table))):
+    if rows < policy.min_rows:
+        return False
+    index = vector_index(table)
+    if not policy.due(rows, trained_rows(table, index), int(getattr(index, "num_segments", 1) or 1)):
         return False
     dimension = int(table.schema.field(VECTOR).type.list_size)
     table.create_index(VECTOR, config=index_config(dimension, policy), name=VECTOR_INDEX_NAME, replace=True)

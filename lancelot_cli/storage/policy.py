@@ -40,17 +40,21 @@ class VectorIndexPolicy:
     search at scale"). Rows added later are searched flat until ``optimize()`` folds them into the
     index with its trained centroids and codes (~0.1 s, no training); when the table has grown
     ``retrain_growth`` times since the index was trained, those no longer fit the data and the
-    index is built again from all rows.
+    index is built again from all rows. So it is when the index has ``max_segments`` segments: each
+    ``optimize()`` adds one for the rows it folds in (LanceDB 0.40's ``optimize()`` does not merge
+    them), and a search reads every segment.
     ``partitions`` (None: LanceDB's default, ~rows / 8192) is lowered only by tests."""
 
     min_rows: int = 25_000
     retrain_growth: float = 2.0
+    max_segments: int = 16
     partitions: int | None = None
 
-    def due(self, rows: int, trained_rows: int | None) -> bool:
+    def due(self, rows: int, trained_rows: int | None, segments: int = 1) -> bool:
         """True when a table of ``rows`` rows, whose index was trained on ``trained_rows`` (None:
-        it has none), should get a newly trained index."""
-        return rows >= self.min_rows and (trained_rows is None or rows >= self.retrain_growth * trained_rows)
+        it has none) and has ``segments`` segments, should get a newly trained index."""
+        return rows >= self.min_rows and (trained_rows is None or rows >= self.retrain_growth * trained_rows
+                                          or segments >= self.max_segments)
 
 
 OPTIMIZE_POLICY = OptimizePolicy()

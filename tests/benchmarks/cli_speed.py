@@ -246,6 +246,9 @@ def main() -> None:
         for micros, module in import_profile(lancelot, env):
             print(f"  {micros:>8}  {module}")
     print(f"\nResults written to {opts.output}")
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)  # the sample database, config and the warm process's folder
 
 
 if __name__ == "__main__":

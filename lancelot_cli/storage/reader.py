@@ -111,6 +111,12 @@ class ReadOnlyTable:
         ``boosts`` (column -> weight), the query's words are also matched in those columns and each
         one's BM25 score, times its weight, is added to the text column's (see ``fts_query``)."""
         if boosts and '"' not in query:
+            from lancelot_cli.storage import fts_split
+
+            if self.count() >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
+                rows = fts_split.search(self._table, query, column, boosts, limit, columns, where_expression(row_filter))
+                if rows is not None:
+                    return rows
             search = self._table.search(fts_query(query, column, boosts), query_type="fts")
         else:
             search = self._table.search(query, query_type="fts", fts_columns=column)

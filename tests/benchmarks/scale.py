@@ -1,10 +1,14 @@
 """Speed at scale: tables of 10,000 and 100,000 chunks (1,000,000 with --sizes) of real English text,
 written through ``TableWriter``; BM25 against the substring scan on the same table, and vector and
-hybrid search with and without an IVF_PQ index.
+hybrid search flat and with the vector index the indexer builds (``TableWriter.optimize()``).
 
 Run from the repository root:
     python tests/benchmarks/scale.py [--sizes 10000,100000] [--queries 50] [--scan-queries 20]
                                      [--searches 200] [--noise 0.5] [--no-vector-index] [--data DIR]
+                                     [--keep DIR [--write-only]] [--no-fts-rebuild] [--no-flat-hybrid]
+
+A 1M table takes ~16 minutes to write (FTS indexing most of it): ``--keep DIR`` keeps each size's
+table in DIR/dbN and a later run reuses a complete one (``--write-only`` stops after writing).
 
 Per size N:
 1. Makes N chunks of about 1,000 characters from the BEIR SciFact abstracts: sentence windows that
@@ -13,16 +17,18 @@ Per size N:
    all-MiniLM-L6-v2 vector of the abstract it starts in (384-d, real), plus Gaussian noise of
    relative size --noise after the first pass (then re-normalised), so copies are near but distinct.
 2. Writes them with ``TableWriter(db).write(rows, model=..., dimension=384)``, the indexer's writer
-   (one merge_insert, then optimize(), which folds the rows into the full-text index); the time of
+   (one merge_insert, then optimize(), which folds the rows into the full-text index; the vector
+   index is held back here so the flat search can be measured first); the time of
    optimize() is measured by wrapping the table's method. Also times a from-scratch FTS rebuild of
    the same options (``create_index(..., replace=True)``) and reports disk size.
 3. Searches in-process through ``Engine.search`` (limit --limit), SciFact claims as queries, query
    vectors from the cache (so no HTTP time is counted): ``text`` with the index, and ``text`` on the
    SAME table with the engine forced onto its no-index substring scan (a monkeypatch of
    ``storage.facts.fts_indices``: a measurement aid, not a change); ``vector`` and ``hybrid`` by a
-   flat scan; then builds an IVF_PQ index (lancedb defaults, L2 like the engine's search; the package
-   builds no vector index: this is an experiment) and repeats them. Recall@10 of the ANN results
-   against the flat (exact) ones, also with ``refine_factor=10`` (raw lancedb, an experiment).
+   flat scan; then ``TableWriter(db).optimize()``, what `lancelot index` runs after a commit, builds
+   the vector index when ``VectorIndexPolicy`` says so (from 25,000 rows), and both are repeated
+   with it; recall@10 of the engine's ANN results against its flat (exact) ones. A reused table's
+   vector index is dropped first, so every run measures the same steps.
 4. Starts ``lancelot serve`` (stdio, with ../shared/tools/embed_server.py on loopback for query
    vectors), makes --searches lancedb_search calls (half text, half auto = hybrid) and reads its
    VmRSS / VmHWM from /proc.
@@ -39,6 +45,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,6 +60,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from lancelot_cli.storage.policy import VectorIndexPolicy  # noqa: E402
 from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
 
 from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
@@ -60,6 +68,7 @@ from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
+NO_VECTOR_INDEX = VectorIndexPolicy(min_rows=sys.maxsize)
 PROTOCOL_VERSION = "2025-06-18"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 
@@ -124,6 +133,11 @@ def load_vectors(data: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     queries = np.load(folder / "queries.npy")
     return ({doc_id: corpus[i] for i, doc_id in enumerate(ids["corpus"])},
             {qid: queries[i] for i, qid in enumerate(ids["queries"])})
+
+
+def _reusable(db: Path, n: int) -> bool:
+    """A table that an earlier run with --keep wrote completely (its marker file is written last)."""
+    return (db / "WRITTEN").exists() and (db / "documents.lance").is_dir()
 
 
 def disk_mb(path: Path) -> float:
@@ -263,14 +277,15 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     from lancelot_cli.storage.schema import FTS_INDEX_NAME, TEXT
 
     out: dict[str, Any] = {"rows": n}
-    t0 = time.perf_counter()
-    rows, shape = make_rows(corpus, doc_vectors, n, opts.noise)
-    out["generate_s"] = time.perf_counter() - t0
-    out["chunks"] = shape
-    log(f"[{n}] {n} chunks made in {out['generate_s']:.1f} s (mean {shape['mean_chars']:.0f} chars, "
-        f"{shape['distinct_texts']} distinct)")
-
-    db = tmp / f"db{n}"
+    db = (opts.keep or tmp) / f"db{n}"
+    reused = _reusable(db, n)
+    if not reused:
+        t0 = time.perf_counter()
+        rows, shape = make_rows(corpus, doc_vectors, n, opts.noise)
+        out["generate_s"] = time.perf_counter() - t0
+        out["chunks"] = shape
+        log(f"[{n}] {n} chunks made in {out['generate_s']:.1f} s (mean {shape['mean_chars']:.0f} chars, "
+            f"{shape['distinct_texts']} distinct)")
     t0 = time.perf_counter()
     optimize_s: list[float] = []
     from lancedb.table import LanceTable
@@ -284,25 +299,43 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
         finally:
             optimize_s.append(time.perf_counter() - s)
 
-    with patched(LanceTable, "optimize", timed_optimize):
-        result = writer.TableWriter(str(db), "documents").write(rows, model=MODEL, dimension=DIMENSION)
-    out["write_s"] = time.perf_counter() - t0
-    out["optimize_s"] = sum(optimize_s)
-    del rows
+    if reused:
+        log(f"[{n}] reusing the table in {db} (--keep)")
+        out.update({k: v for k, v in json.loads((db / "WRITTEN").read_text()).items() if k != "rows"})
+        out["reused"] = str(db)
+    else:
+        shutil.rmtree(db, ignore_errors=True)  # (a kept folder from a run that did not finish)
+        with patched(LanceTable, "optimize", timed_optimize):
+            # (no vector index yet: the flat search is measured first, then optimize() below builds it)
+            result = writer.TableWriter(str(db), "documents", vector_policy=NO_VECTOR_INDEX).write(
+                rows, model=MODEL, dimension=DIMENSION)
+        out["write_s"] = time.perf_counter() - t0
+        out["optimize_s"] = sum(optimize_s)
+        out["write"] = {"added": result.added}
+        (db / "WRITTEN").write_text(json.dumps(out) + "\n")  # marks a complete table for --keep
+        del rows
     lance_table = lancedb.connect(str(db)).open_table("documents")
+    if reused and not opts.no_vector_index:
+        from lancelot_cli.storage import ann as storage_ann
+
+        if storage_ann.vector_index(lance_table) is not None:  # an earlier run built it: flat first again
+            lance_table.drop_index(storage_ann.VECTOR_INDEX_NAME)
     fts_index = next(i for i in lance_table.list_indices() if TEXT in i.columns)
     stats = lance_table.index_stats(FTS_INDEX_NAME)
-    out["write"] = {"added": result.added, "rows_in_table": lance_table.count_rows(),
+    out["write"] = {**out.get("write", {}), "rows_in_table": lance_table.count_rows(),
                     "fts_indexed_rows": getattr(stats, "num_indexed_rows", None),
                     "fts_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
                     "fts_index": str(getattr(fts_index, "index_type", ""))}
     out["disk_mb_after_write"] = disk_mb(db)
     log(f"[{n}] written in {out['write_s']:.1f} s (optimize incl. FTS indexing {out['optimize_s']:.1f} s), "
         f"{out['disk_mb_after_write']:.0f} MB; FTS index {out['write']}")
-    t0 = time.perf_counter()
-    lance_table.create_index(TEXT, config=writer.fts_config(), name=FTS_INDEX_NAME, replace=True)
-    out["fts_rebuild_s"] = time.perf_counter() - t0
-    log(f"[{n}] FTS index rebuilt from scratch in {out['fts_rebuild_s']:.1f} s")
+    if opts.write_only:
+        return out
+    if not opts.no_fts_rebuild and not reused:
+        t0 = time.perf_counter()
+        lance_table.create_index(TEXT, config=writer.fts_config(), name=FTS_INDEX_NAME, replace=True)
+        out["fts_rebuild_s"] = time.perf_counter() - t0
+        log(f"[{n}] FTS index rebuilt from scratch in {out['fts_rebuild_s']:.1f} s")
 
     config = tmp / "config"
     config.mkdir(exist_ok=True)
@@ -331,40 +364,42 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     tbl = engine._table(None)
     columns = [c for c in tbl.columns if c != "vector"]
     search["text (lancedb FTS call only)"], _ = timed(lambda q: tbl.fts(q, TEXT, limit, columns), texts)
-    with patched(storage_facts, "fts_indices", lambda table: []):  # the same table, without using its index
-        engine._db = None  # (the engine's database keeps each table's facts per version: drop them)
-        run("text (substring scan, same table)", "text", scan_texts, "substring")
+    if scan_texts:
+        with patched(storage_facts, "fts_indices", lambda table: []):  # the same table, without using its index
+            engine._db = None  # (the engine's database keeps each table's facts per version: drop them)
+            run("text (substring scan, same table)", "text", scan_texts, "substring")
     engine._db = None
     exact_vec = [ids_of(r) for r in run("vector (flat, exact)", "vector", texts, "distance")]
-    run("hybrid (BM25 + flat vector)", "hybrid", texts, "rrf")
+    if not opts.no_flat_hybrid:
+        run("hybrid (BM25 + flat vector)", "hybrid", texts, "rrf")
 
     if not opts.no_vector_index:
+        # What `lancelot index` does after a commit (or on a run that finds nothing changed):
+        # TableWriter.optimize(), which builds the ANN index when VectorIndexPolicy says so.
+        from lancelot_cli.storage import ann as storage_ann
+        from lancelot_cli.storage.policy import VECTOR_INDEX_POLICY
+
         t0 = time.perf_counter()
-        from lancedb.index import IvfPq
+        built = writer.TableWriter(str(db), "documents").optimize()
+        out["vector_index_s"] = time.perf_counter() - t0
+        lance_table = lancedb.connect(str(db)).open_table("documents")
+        index = storage_ann.vector_index(lance_table)
+        if index is not None:
+            from lancelot_cli.storage.reader import ANN_CANDIDATES, ANN_NPROBES
 
-        lance_table.create_index("vector", config=IvfPq(distance_type="l2"))
-        out["ivf_pq_build_s"] = time.perf_counter() - t0
-        indices = {str(i.index_type): i.name for i in lance_table.list_indices()}
-        out["vector_index"] = {"type": "IVF_PQ", "defaults": "lancedb 0.40 (partitions ~ sqrt(rows), "
-                               "num_sub_vectors dim/16, 8 bits)", "indices": indices}
-        out["disk_mb_after_vector_index"] = disk_mb(db)
-        log(f"[{n}] IVF_PQ built in {out['ivf_pq_build_s']:.1f} s")
-        ann = [ids_of(r) for r in run("vector (IVF_PQ, engine defaults)", "vector", texts, "distance")]
-        run("hybrid (BM25 + IVF_PQ)", "hybrid", texts, "rrf")
-        out["ann_recall_at_10"] = recall_at_10(ann, exact_vec)
-        # Experiment: what reader.nearest would get with a refine step (not what the engine does).
-        for refine in (None, 10):
-            def raw(q: str, _r: int | None = refine) -> list[str]:
-                search_ = lance_table.search(by_text[q].tolist(), vector_column_name="vector")
-                if _r:
-                    search_ = search_.refine_factor(_r)
-                return [h["id"] for h in search_.limit(limit).select(["id", "_distance"]).to_list()]
-
-            label = f"refine_factor={refine}; experiment" if refine else "same as the engine"
-            search[f"vector (IVF_PQ, raw lancedb call, {label})"], raw_ids = timed(raw, texts)
-            out[f"ann_recall_at_10_{'refine' + str(refine) if refine else 'raw'}"] = recall_at_10(raw_ids, exact_vec)
-        log(f"[{n}] ANN recall@10 vs exact: {out['ann_recall_at_10']:.3f} "
-            f"(refine 10: {out['ann_recall_at_10_refine10']:.3f})")
+            out["vector_index"] = {"type": str(index.index_type), "details": str(getattr(index, "index_details", "")),
+                                   "policy": repr(VECTOR_INDEX_POLICY), "nprobes": ANN_NPROBES,
+                                   "candidates": ANN_CANDIDATES}
+            out["disk_mb_after_vector_index"] = disk_mb(db)
+            log(f"[{n}] TableWriter.optimize() built the vector index in {out['vector_index_s']:.1f} s "
+                f"(ran: {built}): {out['vector_index']}")
+            engine._db = None
+            ann_ids = [ids_of(r) for r in run("vector (ANN index)", "vector", texts, "distance")]
+            run("hybrid (BM25 + ANN index)", "hybrid", texts, "rrf")
+            out["ann_recall_at_10"] = recall_at_10(ann_ids, exact_vec)
+            log(f"[{n}] ANN recall@10 vs exact: {out['ann_recall_at_10']:.3f}")
+        else:
+            log(f"[{n}] no vector index: {n} rows < VectorIndexPolicy.min_rows {VECTOR_INDEX_POLICY.min_rows}")
     out["search"] = search
     out["disk_mb"] = disk_mb(db)
     if opts.searches:
@@ -383,6 +418,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=20, help="hits per search (default 20, the server's default)")
     parser.add_argument("--noise", type=float, default=0.5, help="relative noise on replicated vectors (default 0.5)")
     parser.add_argument("--no-vector-index", action="store_true", help="skip the IVF_PQ index")
+    parser.add_argument("--keep", type=Path, help="keep each size's table in DIR/dbN and reuse a complete one "
+                                                   "there on the next run (a 1M write takes long)")
+    parser.add_argument("--no-flat-hybrid", action="store_true", help="skip hybrid search before the vector index")
+    parser.add_argument("--write-only", action="store_true", help="stop after writing the tables (with --keep)")
+    parser.add_argument("--no-fts-rebuild", action="store_true", help="skip timing a from-scratch FTS rebuild")
     parser.add_argument("--data", type=Path, default=DATA, help=f"SciFact folder (default {DATA})")
     parser.add_argument("--embed-server", type=Path, default=EMBED_SERVER, help="embed_server.py")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})")
@@ -406,8 +446,6 @@ def main() -> None:
         tmp = Path(tmp_name)
         for n in sizes:
             results["sizes"].append(bench_size(n, opts, corpus, doc_vectors, queries, query_vectors, server.url, tmp))
-            import shutil
-
             shutil.rmtree(tmp / f"db{n}", ignore_errors=True)
 
     import importlib.metadata as md
@@ -446,19 +484,18 @@ def print_report(results: dict[str, Any]) -> None:
     line("write (TableWriter.write) s", lambda s: f"{s['write_s']:.1f}")
     line("  of which optimize (FTS indexing) s", lambda s: f"{s['optimize_s']:.1f}")
     line("FTS rebuild from scratch s", lambda s: f"{s['fts_rebuild_s']:.1f}")
-    line("IVF_PQ build s", lambda s: f"{s['ivf_pq_build_s']:.1f}")
+    line("vector index build (TableWriter.optimize) s", lambda s: f"{s['vector_index_s']:.1f}" if "vector_index" in s else "none")
     line("disk MB (text + vectors + FTS)", lambda s: f"{s['disk_mb_after_write']:.0f}")
-    line("disk MB with IVF_PQ", lambda s: f"{s['disk_mb_after_vector_index']:.0f}")
-    labels = list(sizes[0]["search"].keys())
+    line("disk MB with the vector index", lambda s: f"{s['disk_mb_after_vector_index']:.0f}")
+    labels = list(dict.fromkeys(k for s in sizes for k in s.get("search", {})))
     for label in labels:
         line(f"{label} p50 / p95 ms", lambda s, k=label: f"{s['search'][k]['p50_ms']:.1f} / {s['search'][k]['p95_ms']:.1f}")
     line("**scan p50 / BM25 p50**", lambda s: f"**{s['search']['text (substring scan, same table)']['p50_ms'] / s['search']['text (BM25 index)']['p50_ms']:.0f}×**")
     line("ANN recall@10 vs exact (engine)", lambda s: f"{s['ann_recall_at_10']:.3f}")
-    line("ANN recall@10, refine_factor=10", lambda s: f"{s['ann_recall_at_10_refine10']:.3f}")
     line("server VmRSS after searches MiB", lambda s: f"{s['server']['after_searches']['VmRSS_kib'] / 1024:.0f}")
     line("server VmHWM (peak) MiB", lambda s: f"{s['server']['after_searches']['VmHWM_kib'] / 1024:.0f}")
     line("server VmRSS after initialize MiB", lambda s: f"{s['server']['after_initialize']['VmRSS_kib'] / 1024:.0f}")
-    if len(sizes) > 1:
+    if len(sizes) > 1 and "search" in sizes[0]:
         first, last = sizes[0]["search"], sizes[-1]["search"]
         print(f"\nBM25 p50 {sizes[-1]['rows']:,} / {sizes[0]['rows']:,} rows: "
               f"{last['text (BM25 index)']['p50_ms'] / first['text (BM25 index)']['p50_ms']:.2f}× "

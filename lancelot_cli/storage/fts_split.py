@@ -66,32 +66,47 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
     async def gather(*calls: Any) -> list[Any]:
         return list(await asyncio.gather(*calls))
 
+    async def take(row_ids: list[int]) -> dict[int, Row]:
+        if not row_ids:
+            return {}
+        rows = await handle.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
+        return {row.pop("_rowid"): row for row in rows.to_pylist()}
+
     text, *tops = LOOP.run(gather(scores(MatchQuery(words, column), n, where),
                                   *(scores(MatchQuery(words, name), 1, where)
                                     for name, weight in weighted)))
     if not text:
         return None
+    full, last_text = len(text) == n, text[-1][1]  # before pruning: what bounds the rows not fetched
     maxima = [top[0][1] if top else 0.0 for top in tops]
+    reach = sum(w * m for (_, w), m in zip(weighted, maxima))  # the most the weighted columns add
+    if len(text) >= limit:  # a row below the limit-th text score minus that can't make the top
+        floor = text[limit - 1][1] - reach * (1 + SLACK) - SLACK
+        text = [(row_id, score) for row_id, score in text if score >= floor] if floor > 0 else text
     ids = ",".join(str(row_id) for row_id, _ in text)
     wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima) if top > 0]
-    found = LOOP.run(gather(*(scores(MatchQuery(words, name), len(text), f"_rowid IN ({ids})")
-                              for name, weight in wanted)))
+    # The rows that may make the top are read meanwhile (up to twice the limit, the text's best
+    # first: the weighted columns reorder them, so the text's best alone missed some most times).
+    guess = [row_id for row_id, _ in text[:2 * limit]]
+    *found, read = LOOP.run(gather(*(scores(MatchQuery(words, name), len(text), f"_rowid IN ({ids})")
+                                     for name, weight in wanted), take(guess)))
     by_column = {name: dict(rows) for (name, _), rows in zip(wanted, found)}
     # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
     # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
     ranked = sorted((-_total(score, row_id, weighted, by_column), row_id) for row_id, score in text)
     top = [(-negative, row_id) for negative, row_id in ranked[:limit]]
-    outside = (text[-1][1] if len(text) == n else 0.0) + sum(w * m for (_, w), m in zip(weighted, maxima))
+    outside = (last_text if full else 0.0) + reach
     if len(top) < limit:
         if outside > 0:  # fewer rows than asked: only sure when no other row can score at all
             return None
     elif top[-1][0] <= outside * (1 + SLACK):
         return None
-    rows = LOOP.run(handle.take_row_ids([row_id for _, row_id in top]).with_row_id().select(list(columns)).to_arrow())
-    by_id = {row.pop("_rowid"): row for row in rows.to_pylist()}
-    if len(by_id) != len(top):  # the table changed between the calls
+    missing = [row_id for _, row_id in top if row_id not in read]
+    if missing:
+        read.update(LOOP.run(take(missing)))
+    if any(row_id not in read for _, row_id in top):  # the table changed between the calls
         return None
-    return [{**by_id[row_id], "_score": total} for total, row_id in top]
+    return [{**read[row_id], "_score": total} for total, row_id in top]
 
 
 def _fully_indexed(table: Any, columns: list[str]) -> bool:

@@ -24,7 +24,9 @@ def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[f
 
     Returns (chunks embedded, chunks truncated for embedding, dimension).
     """
-    todo = [row for row in rows if row[HASH] not in reuse]
+    # Shortest first: a local model pads each batch to its longest text (70-75 against 81-88 ms of
+    # CPU per chunk with MiniLM); an endpoint embeds each text on its own either way.
+    todo = sorted((row for row in rows if row[HASH] not in reuse), key=lambda row: len(row[TEXT]))
     dimension = len(next(iter(reuse.values()))) if reuse else None
     made: dict[str, list[float]] = {}
     truncated = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -154,10 +155,11 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
     """
     depth = max(ask.depth, HYBRID_DEPTH)
     key = (lambda row: row[ID]) if ID in ask.columns else (lambda row: row.get(ask.text_col))
-    lists = {
-        "bm25": bm25(ask, depth) if ask.words and not only_stop_words(ask.words) else [],
-        "vector": ask.tbl.nearest(vector, vector_col, depth, ask.columns, ask.row_filter),
-    }
+    # The two legs run at once (LanceDB does the work outside the GIL): the reply is the slower
+    # leg's time instead of the sum (at 1M chunks ~60 ms each); the lists are the same either way.
+    near = _legs().submit(ask.tbl.nearest, vector, vector_col, depth, ask.columns, ask.row_filter)
+    text = bm25(ask, depth) if ask.words and not only_stop_words(ask.words) else []
+    lists = {"bm25": text, "vector": near.result()}
     entries: dict[Any, dict[str, Any]] = {}
     for name, rows in lists.items():
         for rank, row in enumerate(rows, start=1):
@@ -167,6 +169,21 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
     best = per_document(sorted(entries.values(), key=lambda e: -e["score"]),
                         lambda e: source_of(e["row"], ask.facts.source_columns), ask.per_document, ask.limit)
     return [hit(e["row"], ask, e["score"], e["ranks"]) for e in best]
+
+
+_LEGS: list[Any] = []  # the executor of vector legs, made on first use
+_LEGS_LOCK = threading.Lock()
+
+
+def _legs() -> Any:
+    """Threads for hybrid searches' vector legs (a few, so searches from several threads at once,
+    as the HTTP server runs them, do not queue behind one another)."""
+    with _LEGS_LOCK:
+        if not _LEGS:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _LEGS.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="lancelot-vector"))
+        return _LEGS[0]
 
 
 def source_of(row: Row, source_columns: Sequence[str]) -> str:

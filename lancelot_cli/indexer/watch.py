@@ -25,6 +25,7 @@ from typing import Any
 
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.indexer import IndexReport, index_folder
+from lancelot_cli.indexer.signals import Interrupted
 from lancelot_cli.indexer.sources import EXTENSIONS
 from lancelot_cli.storage.schema import is_local, local_path
 
@@ -83,6 +84,8 @@ def watch_folder(
             return  # the loop below reports it and waits
         try:
             report = index_folder(root, database, table, **index_options)
+        except Interrupted:  # Ctrl-C or SIGTERM during the batch's commit, which finished: stop, no warning
+            stop.set()
         except LancelotError as exc:
             on_error(str(exc))
         else:

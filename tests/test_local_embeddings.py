@@ -27,6 +27,7 @@ from lancelot_cli.server.app import build_server  # noqa: E402
 from lancelot_cli.settings import load  # noqa: E402
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa: E402
 from tests.support import tiny_onnx  # noqa: E402
+from tests.support.terminal import read_all  # noqa: E402
 
 
 def _words() -> list[str]:
@@ -213,3 +214,27 @@ def test_real_minilm_gives_the_published_vectors() -> None:
     mine = np.array(LocalEmbedder(f"local:{MINILM}").embed([corpus[i] for i in ids]))
     assert mine.shape == (12, 384)
     assert float((mine * np.load(cached / "corpus.npy")[:12]).sum(axis=1).min()) > 0.9999
+
+
+def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, tmp_path: Path) -> None:
+    """Plain `--embed` on a table of local vectors embeds with the table's model: the bar says so,
+    not EMBEDDING_MODEL's API default (the bar is drawn only on a terminal: stderr on a pty)."""
+    import pty
+    import subprocess
+
+    from lancelot_cli.settings import Settings
+
+    db = tmp_path / "db"
+    assert cli("index", docs, db, "--embed-model", f"local:{model}").exit_code == 0
+    for number in range(40):  # enough new chunks for a bar that is drawn at least once
+        (docs / f"new-{number}.md").write_text(f"# Note {number}\n\nStore credit note number {number}.\n")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*lancelot_command(), "index", str(docs), str(db), "--embed"], stdin=subprocess.DEVNULL,
+                            stdout=follower, stderr=follower, env=subprocess_env(TERM="xterm-256color"))
+    os.close(follower)
+    output = read_all(leader)
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    shown = output.decode("utf-8", "replace")
+    assert f"embedding (local:{model.resolve()}" in shown.replace("\r", "").replace("\n", ""), shown[-2000:]
+    assert Settings().embedding_model not in shown  # the API model plain --embed would have named

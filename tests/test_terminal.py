@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
 from tests.conftest import lancelot_command, subprocess_env
+from tests.support.terminal import read_all
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;]+)m")  # a foreground colour SGR
@@ -46,19 +47,11 @@ def on_terminal(args: list[str], columns: int, **env: str) -> tuple[str, str, in
     proc = subprocess.Popen([*lancelot_command(), *args], stdin=follower, stdout=follower, stderr=subprocess.PIPE,
                             env=base)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO once the child has closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
+    output = read_all(leader)
     err = proc.stderr.read() if proc.stderr else b""
     code = proc.wait(timeout=TIMEOUT)
     os.close(leader)
-    return b"".join(chunks).decode("utf-8"), err.decode("utf-8"), code
+    return output.decode("utf-8"), err.decode("utf-8"), code
 
 
 def cli(*args: str | Path, **env: str) -> Any:

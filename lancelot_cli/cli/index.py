@@ -98,7 +98,7 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     from lancelot_cli.cli import render
     from lancelot_cli.indexer.run import Options, run
 
-    with render.index_progress(settings.embedding_model) as (progress, on_embed):
+    with render.index_progress() as (progress, on_embed):
         report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed)
     summary = report.as_dict()
     render.index_summary(summary)

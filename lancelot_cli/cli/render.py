@@ -275,9 +275,9 @@ def status_reply(reply: Status, settings: Settings) -> None:
 
 
 @contextmanager
-def index_progress(model: str) -> Iterator[tuple[Callable[[str, int, int], None], Callable[[int, int], None]]]:
+def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable[[int, int, str], None]]]:
     """Progress bars on stderr while indexing (only on a terminal; removed when done). Yields the two
-    callbacks `indexer.run` takes: ``progress(path, done, total)`` and ``on_embed(done, total)``."""
+    callbacks `indexer.run` takes: ``progress(path, done, total)`` and ``on_embed(done, total, model)``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = stderr()
@@ -291,7 +291,7 @@ def index_progress(model: str) -> Iterator[tuple[Callable[[str, int, int], None]
 
         first: list[tuple[float, int]] = []  # (time, chunks) at the first batch: the rate counts from there
 
-        def on_embed(done: int, total: int) -> None:
+        def on_embed(done: int, total: int, model: str) -> None:
             import time
 
             now = time.monotonic()

@@ -108,14 +108,18 @@ def _arguments(settings: Settings, options: Options) -> dict[str, Any]:
 
 
 def run(settings: Settings, source: Path | str, options: Options = Options(), *,
-        progress: Progress | None = None, on_embed: Callable[[int, int], None] | None = None) -> IndexReport:
+        progress: Progress | None = None, on_embed: Callable[[int, int, str], None] | None = None) -> IndexReport:
     """Make table ``settings.table`` of database ``settings.db_uri`` match the documents under ``source``.
 
-    ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`).
+    ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`);
+    ``on_embed`` also gets the model in use (the local one when ``--embed`` chose it for want of a key).
     """
     db = database(settings)
+    arguments = _arguments(settings, options)
+    model = arguments["model"]
+    embedded = (lambda done, total: on_embed(done, total, model)) if on_embed else None
     return index_folder(source, db, settings.table, rebuild=options.rebuild, progress=progress,
-                        on_embed=on_embed, **_arguments(settings, options))
+                        on_embed=embedded, **arguments)
 
 
 def watch(settings: Settings, source: Path | str, options: Options = Options(), *,

@@ -121,7 +121,7 @@ def index(model: str, corpus: dict[str, tuple[str, str]], tmp: Path, chunk_size:
     started = time.perf_counter()
     report = run(settings, docs, Options(embed=True, chunk_size=chunk_size),
                  progress=lambda rel, done, total: read.append(time.perf_counter()),
-                 on_embed=lambda done, total: embedded.append((time.perf_counter(), done)))
+                 on_embed=lambda done, total, _model: embedded.append((time.perf_counter(), done)))
     seconds = time.perf_counter() - started
     # Embedding starts when the last file has been read and ends with the last batch.
     embed_s = embedded[-1][0] - read[-1] if embedded and read else float("nan")

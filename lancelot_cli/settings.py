@@ -197,6 +197,10 @@ def rows(settings: Settings, *, status_only: bool = False) -> list[tuple[str, st
     return [(f.name, display(getattr(settings, f.attr), f), settings.sources.get(f.name, "default"))
             for f in FIELDS if f.status or not status_only]
 
+
+_SPANS = {"seconds": 86400, "minutes": 1440}  # kind -> the largest value (a day)
+
+
 def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
     raw = raw.strip()
     if kind == "int":
@@ -209,22 +213,14 @@ def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
         return value
     if kind == "list":
         return tuple(part.strip() for part in raw.split(",") if part.strip())
-    if kind == "seconds":
+    if kind in _SPANS:  # a number of seconds or minutes, 0 up to a day
         try:
-            seconds = float(raw)
+            amount = float(raw)
         except ValueError:
-            raise ConfigError(f"{name} must be a number of seconds, got {raw!r} (from {origin})") from None
-        if not 0 <= seconds <= 86400:
-            raise ConfigError(f"{name} must be between 0 and 86400 seconds, got {raw!r} (from {origin})")
-        return seconds
-    if kind == "minutes":
-        try:
-            minutes = float(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be a number of minutes, got {raw!r} (from {origin})") from None
-        if not 0 <= minutes <= 1440:
-            raise ConfigError(f"{name} must be between 0 and 1440 minutes, got {raw!r} (from {origin})")
-        return minutes
+            raise ConfigError(f"{name} must be a number of {kind}, got {raw!r} (from {origin})") from None
+        if not 0 <= amount <= _SPANS[kind]:
+            raise ConfigError(f"{name} must be between 0 and {_SPANS[kind]} {kind}, got {raw!r} (from {origin})")
+        return amount
     if kind == "json":
         try:
             value = json.loads(raw)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -157,7 +157,7 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
     key = (lambda row: row[ID]) if ID in ask.columns else (lambda row: row.get(ask.text_col))
     # The two legs run at once (LanceDB does the work outside the GIL): the reply is the slower
     # leg's time instead of the sum (at 1M chunks ~60 ms each); the lists are the same either way.
-    near = _legs().submit(ask.tbl.nearest, vector, vector_col, depth, ask.columns, ask.row_filter)
+    near = _LEGS.submit(ask.tbl.nearest, vector, vector_col, depth, ask.columns, ask.row_filter)
     text = bm25(ask, depth) if ask.words and not only_stop_words(ask.words) else []
     lists = {"bm25": text, "vector": near.result()}
     entries: dict[Any, dict[str, Any]] = {}
@@ -171,19 +171,9 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
     return [hit(e["row"], ask, e["score"], e["ranks"]) for e in best]
 
 
-_LEGS: list[Any] = []  # the executor of vector legs, made on first use
-_LEGS_LOCK = threading.Lock()
-
-
-def _legs() -> Any:
-    """Threads for hybrid searches' vector legs (a few, so searches from several threads at once,
-    as the HTTP server runs them, do not queue behind one another)."""
-    with _LEGS_LOCK:
-        if not _LEGS:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _LEGS.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="lancelot-vector"))
-        return _LEGS[0]
+# Threads for hybrid searches' vector legs: a few, so searches from several threads at once (as the
+# HTTP server runs them) do not queue behind one another; the pool starts its threads on first use.
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lancelot-vector")
 
 
 def source_of(row: Row, source_columns: Sequence[str]) -> str:

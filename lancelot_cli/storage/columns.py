@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from lancelot_cli.storage.facts import fts_indices, is_fts
 from lancelot_cli.storage.schema import (
     CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE,
     VECTOR,
@@ -47,18 +48,14 @@ def fts_config():  # type: ignore[no-untyped-def]
 def fts_outdated(tbl: Any, column: str = TEXT) -> bool:
     """True when ``column``'s index was built with other tokenizer options than ``FTS_OPTIONS``."""
     for index in tbl.list_indices():
-        if column in index.columns and str(index.index_type).upper() in {"FTS", "INVERTED"}:
+        if column in index.columns and is_fts(index):
             details = getattr(index, "index_details", None) or {}
             return any(key in details and details[key] != value for key, value in FTS_OPTIONS.items())
     return False
 
 
 def fts_columns(tbl: Any) -> set[str]:
-    columns: set[str] = set()
-    for index in tbl.list_indices():
-        if str(index.index_type).upper() in {"FTS", "INVERTED"}:
-            columns |= set(index.columns)
-    return columns
+    return {column for index in fts_indices(tbl) for column in index.columns}
 
 
 def infer_type(values: Iterable[Any]):  # type: ignore[no-untyped-def]

@@ -48,9 +48,14 @@ class TableFacts:
         return column.model or self.metadata.get("embedding_model")
 
 
+def is_fts(index: Any) -> bool:
+    """Whether a ``list_indices()`` entry is a full-text index (LanceDB has named the type both ways)."""
+    return str(index.index_type).upper() in FTS_INDEX_TYPES
+
+
 def fts_indices(table: Any) -> list[Any]:
     """The full-text (inverted) index configs of an open LanceDB table."""
-    return [index for index in table.list_indices() if str(index.index_type).upper() in FTS_INDEX_TYPES]
+    return [index for index in table.list_indices() if is_fts(index)]
 
 
 def table_facts(name: str, table: Any) -> TableFacts:

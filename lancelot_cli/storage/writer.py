@@ -34,6 +34,7 @@ from lancelot_cli.storage.columns import (
     OWN_COLUMNS, complete, fts_columns, fts_config, fts_outdated, infer_type, sql_string, table_schema,
 )
 from lancelot_cli.storage import ann
+from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
     ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,
@@ -169,7 +170,7 @@ class TableWriter:
             return 0
         with _guard("read", self.db_uri, self.name):
             return max((int(getattr(index, "num_unindexed_rows", 0) or 0) for index in self._tbl.list_indices()
-                        if str(index.index_type).upper() in {"FTS", "INVERTED"}
+                        if is_fts(index)
                         or list(index.columns) == [VECTOR]), default=0)
 
     def optimize(self, *, force: bool = False, policy: OptimizePolicy = OPTIMIZE_POLICY) -> bool:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from lancelot_cli.storage.facts import fts_indices, is_fts
+from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.schema import (
     CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE,
     VECTOR,
@@ -52,10 +52,6 @@ def fts_outdated(tbl: Any, column: str = TEXT) -> bool:
             details = getattr(index, "index_details", None) or {}
             return any(key in details and details[key] != value for key, value in FTS_OPTIONS.items())
     return False
-
-
-def fts_columns(tbl: Any) -> set[str]:
-    return {column for index in fts_indices(tbl) for column in index.columns}
 
 
 def infer_type(values: Iterable[Any]):  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """What a table holds, worked out once from its schema and index list: text, vector and source
-columns, full-text indexes, the indexer's recorded metadata. Also the one full-text-index test
+columns, full-text indexes, the indexer's recorded metadata, the row count. Also the one full-text-index test
 (``fts_indices``) that the reader and the writer share."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class TableFacts:
     text_columns: frozenset[str]  # string columns
     fts_columns: frozenset[str]  # columns with a native full-text (inverted) index
     metadata: Mapping[str, Any]  # what the indexer recorded (embedding model...), else {}
+    rows: int  # of this version (a search asks it to pick its way: storage/fts_split.py)
     source_columns: tuple[str, ...] = SOURCE_COLUMNS
 
     @property
@@ -58,8 +59,13 @@ def fts_indices(table: Any) -> list[Any]:
     return [index for index in table.list_indices() if is_fts(index)]
 
 
+def fts_columns(table: Any) -> frozenset[str]:
+    """The columns that have a full-text index."""
+    return frozenset(column for index in fts_indices(table) for column in index.columns)
+
+
 def table_facts(name: str, table: Any) -> TableFacts:
-    """Facts of an open LanceDB table (one schema read, one index listing)."""
+    """Facts of an open LanceDB table (one schema read, one index listing, one row count)."""
     import pyarrow as pa
 
     schema = table.schema
@@ -72,9 +78,6 @@ def table_facts(name: str, table: Any) -> TableFacts:
             vectors.append(VectorColumn(f.name, int(kind.list_size), model.decode() if model else None))
         elif not (pa.types.is_list(kind) and pa.types.is_floating(kind.value_type)):
             payload.append(f.name)
-    fts: set[str] = set()
-    for index in fts_indices(table):
-        fts |= set(index.columns)
     return TableFacts(
         name=name,
         columns=tuple(schema.names),
@@ -82,7 +85,8 @@ def table_facts(name: str, table: Any) -> TableFacts:
         vectors=tuple(vectors),
         payload=tuple(payload),
         text_columns=frozenset(f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)),
-        fts_columns=frozenset(fts),
+        fts_columns=fts_columns(table),
+        rows=int(table.count_rows()),
         metadata=_metadata(schema.metadata),
     )
 

@@ -113,7 +113,7 @@ class ReadOnlyTable:
         if boosts and '"' not in query:
             from lancelot_cli.storage import fts_split
 
-            if self.count() >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
+            if self.facts.rows >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
                 rows = fts_split.search(self._table, query, column, boosts, limit, columns, where_expression(row_filter))
                 if rows is not None:
                     return rows

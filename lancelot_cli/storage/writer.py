@@ -31,10 +31,10 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.columns import (
-    OWN_COLUMNS, complete, fts_columns, fts_config, fts_outdated, infer_type, sql_string, table_schema,
+    OWN_COLUMNS, complete, fts_config, fts_outdated, infer_type, sql_string, table_schema,
 )
 from lancelot_cli.storage import ann
-from lancelot_cli.storage.facts import is_fts
+from lancelot_cli.storage.facts import fts_columns, is_fts
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
     ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,

@@ -252,8 +252,10 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
             if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
                 report.version, report.optimized = writer.version, True
             report.chunks = writer.count()
-        if stopped.signum is not None:
+        if stopped.signum is not None:  # the report goes with it: a watch still prints the batch's line
+            report.seconds = time.perf_counter() - started
             what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
-            raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum)
+            raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum,
+                              report)
     report.seconds = time.perf_counter() - started
     return report

@@ -26,11 +26,13 @@ class Terminated(KeyboardInterrupt):
 
 
 class Interrupted(IndexingError):
-    """The run was stopped by a signal; exits 128 + the signal's number (130 Ctrl-C, 143 SIGTERM)."""
+    """The run was stopped by a signal; exits 128 + the signal's number (130 Ctrl-C, 143 SIGTERM).
+    ``report`` is the run's report when the signal came after its commit (what the table now holds)."""
 
-    def __init__(self, message: str, signum: int) -> None:
+    def __init__(self, message: str, signum: int, report: Any = None) -> None:
         super().__init__(message)
         self.exit_code = 128 + int(signum)
+        self.report = report
 
 
 def owns_signals() -> bool:

@@ -84,8 +84,10 @@ def watch_folder(
             return  # the loop below reports it and waits
         try:
             report = index_folder(root, database, table, **index_options)
-        except Interrupted:  # Ctrl-C or SIGTERM during the batch's commit, which finished: stop, no warning
-            stop.set()
+        except Interrupted as exc:  # Ctrl-C or SIGTERM during the batch's commit, which finished:
+            stop.set()  # its line as usual, then stop (no warning)
+            if exc.report is not None:
+                on_batch(exc.report)
         except LancelotError as exc:
             on_error(str(exc))
         else:

@@ -128,6 +128,9 @@ class Settings:
                                         "keep-alive connection stays open")
     http_max_connections: int = _setting("LANCELOT_HTTP_MAX_CONNECTIONS", 256, "int", "HTTP: connections open "
                                          "at once; one more is answered 503 and closed")
+    index_cache_mb: int = _setting("LANCELOT_INDEX_CACHE_MB", 128, "int", "MiB of index data (full-text posting "
+                                   "lists, vector partitions) kept in memory between searches; LanceDB's own "
+                                   "default is 6 GiB")
     warm_minutes: float = _setting("LANCELOT_WARM", 10.0, "minutes", "CLI: minutes a warm process (lancedb kept "
                                    "loaded for search, query, show, status) stays alive while idle; 0: none")
     config_dir: Path = field(default_factory=lambda: Path("."))

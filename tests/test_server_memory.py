@@ -1,7 +1,8 @@
 """The server's malloc settings (server/memory.py): glibc really keeps to one arena once they are
 applied (counted with ``malloc_info`` in a fresh interpreter whose threads all allocate at once,
 against a control run without them), a variable the user set wins, and `lancelot serve` applies
-them on both transports before anything else. The memory figures themselves are a benchmark
+them on both transports before anything else. Memory freed inside the heap goes back to the
+system after a tool call: at once when much lies free, else once the process is idle. The memory figures themselves are a benchmark
 (tests/benchmarks/server_memory.py), not a test."""
 
 from __future__ import annotations
@@ -96,3 +97,62 @@ def test_serve_applies_the_settings_on_both_transports(transport: list[str], tmp
         proc.communicate(timeout=30)
     assert "malloc set for a long-running server: MALLOC_ARENA_MAX=1, MALLOC_MMAP_THRESHOLD_=33554432" in line
     assert "MALLOC_TRIM_THRESHOLD_" not in line  # set by the user
+
+
+# Blocks of 1 MiB (below the 32 MiB mmap threshold: heap memory) written to, each followed by a
+# 64 KiB block that stays allocated (untouched), so the freed blocks are holes glibc never trims by itself.
+RELEASE = textwrap.dedent("""
+    import ctypes, json, sys, time
+    from lancelot_cli.server import memory
+    memory.tune_malloc()
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def rss():
+        return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+
+    def churn(mib):
+        blocks = [(libc.malloc(1 << 20), libc.malloc(64 << 10)) for _ in range(mib)]
+        for big, _ in blocks:
+            ctypes.memset(big, 1, 1 << 20)
+        for big, _ in blocks:
+            libc.free(big)
+        return [fence for _, fence in blocks]
+
+    start = rss()
+    fences = churn(int(sys.argv[1]))
+    held = rss()
+    trimmed_now = memory.release_freed()
+    after_call = rss()
+    time.sleep(memory.IDLE_SECONDS + 1.5)
+    print(json.dumps({"start": start, "held": held, "trimmed_now": trimmed_now, "after_call": after_call,
+                      "idle": rss()}))
+""")
+
+
+def _release(mib: int) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", RELEASE, str(mib)], capture_output=True, text=True, timeout=60,
+                          env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    import json
+
+    return json.loads(done.stdout)
+
+
+@glibc
+def test_much_freed_memory_goes_back_right_after_the_call() -> None:
+    seen = _release(200)
+    assert seen["held"] - seen["start"] >= 150  # the test can fail: the holes stay resident without a trim
+    assert seen["trimmed_now"] is True
+    assert seen["held"] - seen["after_call"] >= 150
+
+
+@glibc
+def test_a_little_freed_memory_waits_for_the_idle_second() -> None:
+    seen = _release(40)
+    assert seen["held"] - seen["start"] >= 30
+    assert seen["trimmed_now"] is False  # 40 MiB is below RELEASE_ABOVE: no trim on the call's path
+    assert seen["held"] - seen["after_call"] < 10
+    assert seen["held"] - seen["idle"] >= 30  # handed back once idle

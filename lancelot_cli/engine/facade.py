@@ -62,7 +62,7 @@ class Engine:
                     "or run `lancelot init`"
                 )
             self._db = ReadOnlyDatabase(self.settings.db_uri, self.settings.consistency_seconds,
-                                        dict(self.settings.storage_options or {}))
+                                        dict(self.settings.storage_options or {}), self.settings.index_cache_mb)
         return self._db
 
     def _table(self, name: str | None) -> ReadOnlyTable:

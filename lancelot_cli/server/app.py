@@ -26,6 +26,7 @@ from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES, AgentDocument
+from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply, argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.settings import Settings
@@ -147,6 +148,8 @@ def _run(call: Callable[[], T]) -> T:
     except Exception as exc:
         raise ToolError(_capped(f"{type(exc).__name__}: {exc}; check the table and column arguments "
                                 f"against lancedb_status")) from exc
+    finally:
+        release_freed()  # what the call freed goes back to the system (server.memory)
 
 
 def _warm(server: MCPServer, stopped: threading.Event) -> None:

@@ -212,9 +212,16 @@ class ReadOnlyDatabase:
         consistency: seconds between checks for a newer table version (0: every read checks).
         storage_options: extra object-store options; credentials and endpoints also come from the
             standard variables (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ``AWS_REGION``...).
+        index_cache_mb: the most index data LanceDB keeps in memory, in MiB (None: LanceDB's 6 GiB).
+            A long-running server reads posting lists and vector partitions into this cache and,
+            uncapped, keeps every one it has read: on a 1M-chunk table 245 MiB after 100 searches
+            and growing with each new word. Frequently read entries stay (LanceDB's cache admits
+            and evicts by use), so a 128 MiB cap left searches near their uncapped speed
+            (tests/benchmarks/README.md, "1M chunks").
     """
 
-    def __init__(self, uri: str, consistency: float = 0.0, storage_options: dict[str, str] | None = None) -> None:
+    def __init__(self, uri: str, consistency: float = 0.0, storage_options: dict[str, str] | None = None,
+                 index_cache_mb: int | None = None) -> None:
         if is_local(uri):
             path = local_path(uri)
             if not os.path.isdir(path):
@@ -233,10 +240,16 @@ class ReadOnlyDatabase:
         self._handles: dict[str, tuple[Any, Any]] = {}  # name -> (folder identity, LanceDB table)
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
+            self._session = lancedb.Session(index_cache_size_bytes=index_cache_mb << 20) if index_cache_mb else None
             self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
-                                       storage_options=storage_options or None)
+                                       storage_options=storage_options or None, session=self._session)
         except (ValueError, OSError, RuntimeError) as exc:
             raise DatabaseNotFoundError(_store_problem(uri, exc)) from None
+
+    def index_cache_bytes(self) -> int | None:
+        """Bytes LanceDB's caches hold for this database (index and file metadata), or None when it
+        uses LanceDB's shared default session (no ``index_cache_mb``)."""
+        return None if self._session is None else int(self._session.size_bytes)
 
     def table_names(self) -> list[str]:
         names: list[str] = []

@@ -95,8 +95,10 @@ class LocalEmbedder:
     def loaded(self) -> bool:
         return self._encoder is not None
 
-    def load(self) -> None:
-        """Load the model now (at most once; a failure is kept and raised again, not retried per query)."""
+    def load(self, *, cached_only: bool = False) -> None:
+        """Load the model now (at most once; a failure is kept and raised again, not retried per
+        query). With ``cached_only`` a registry model is taken only from fastembed's cache, and
+        its absence is not kept as a failure: a later ``load`` may still download it."""
         if self._encoder is not None:
             return
         with self._lock:
@@ -104,17 +106,20 @@ class LocalEmbedder:
                 raise self._error
             if self._encoder is None:
                 try:
-                    self._encoder = _load(self.model[len(PREFIX):], self._threads, self._offline)
+                    self._encoder = _load(self.model[len(PREFIX):], self._threads, self._offline or cached_only)
                 except EmbeddingError as exc:
-                    self._error = exc
+                    if self._offline or not cached_only:
+                        self._error = exc
                     raise
 
     def warm(self) -> threading.Thread:
-        """Load the model in a background (daemon) thread; errors wait for the first ``embed``."""
+        """Load the model in a background (daemon) thread if it is on this machine already (a
+        folder, or a registry model in fastembed's cache): a server's warm-up never downloads. A
+        model that is not there yet is fetched by the first ``embed``, which says so if it cannot."""
 
         def run() -> None:
             try:
-                self.load()
+                self.load(cached_only=True)
             except Exception:
                 pass
 

@@ -238,3 +238,75 @@ def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, t
     shown = output.decode("utf-8", "replace")
     assert f"embedding (local:{model.resolve()}" in shown.replace("\r", "").replace("\n", ""), shown[-2000:]
     assert Settings().embedding_model not in shown  # the API model plain --embed would have named
+
+
+# A registry model that is not in fastembed's cache: warming it must not fetch it (a server warms
+# after `initialize`, before any call asked for vectors); the first embed may. The hub is a
+# recording server on loopback (HF_ENDPOINT) and every other address goes to a closed port.
+WARM_OR_EMBED = """
+import json, sys
+from lancelot_cli import local_embed
+from lancelot_cli.errors import EmbeddingError
+embedder = local_embed.LocalEmbedder("local:sentence-transformers/all-MiniLM-L6-v2")
+if sys.argv[1] == "warm":
+    embedder.warm().join(120)
+    print(json.dumps({"loaded": embedder.loaded}))
+else:
+    try:
+        embedder.embed(["a query"])
+    except EmbeddingError:
+        pass
+"""
+
+
+def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Hub(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            self.send_error(404)
+
+        do_HEAD = do_GET  # noqa: N815
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hub = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    env = subprocess_env(HF_ENDPOINT=f"http://127.0.0.1:{hub.server_address[1]}",
+                         FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"), HF_HOME=str(tmp_path / "hf"),
+                         HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
+                         NO_PROXY="127.0.0.1,localhost")
+    env.pop("HF_HUB_OFFLINE", None)
+
+    def run(mode: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-c", WARM_OR_EMBED, mode], capture_output=True, text=True,
+                              timeout=180, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    try:
+        warmed = run("warm")
+        assert warmed == {"loaded": False}
+        assert asked == []  # nothing fetched by the warm-up
+        # The test can fail: a load that may download does ask the hub (fastembed then retries
+        # with back-off for ~40 s before it gives up, so the process is stopped once it asked).
+        embedding = subprocess.Popen([sys.executable, "-c", WARM_OR_EMBED, "embed"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, env=env)
+        try:
+            for _ in range(600):
+                if asked or embedding.poll() is not None:
+                    break
+                time.sleep(0.05)
+        finally:
+            embedding.kill()
+            embedding.wait(30)
+        assert any("all-MiniLM-L6-v2" in path for path in asked)
+    finally:
+        hub.shutdown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,12 @@ from tests.support.embed_server import MODEL, EmbedServer, embed
 from lancelot_cli.settings import ENVIRONMENT
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A shell started without job control (`cmd &` in a script, some CI runners) starts its background
+# jobs with SIGINT ignored, and a child inherits that: the commands the tests start would then not
+# see the Ctrl-C the tests send them. A handler (unlike an ignore) is reset to the default at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 
 # Variables that would leak the developer's own set-up into a test: every one Lancelot reads (from

@@ -193,7 +193,7 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
     logger.disable("fastembed")
     if name.startswith("/"):
         folder = Path(name)
-        check_folder(folder)
+        check_folder(folder, "; index again with --embed-model local:/path/to/folder")
         registered = _register_folder(fastembed, folder)
         kwargs: dict[str, Any] = {"specific_model_path": str(folder)}
     else:
@@ -210,10 +210,11 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
     return encoder
 
 
-def check_folder(folder: Path) -> None:
+def check_folder(folder: Path, next_step: str = "") -> None:
+    """Raise ``EmbeddingError`` unless ``folder`` holds an ONNX encoder and its tokenizer files;
+    ``next_step`` ends the message of a folder that does not exist."""
     if not folder.is_dir():
-        raise EmbeddingError(f"the local model folder {folder} does not exist; index again with "
-                             f"--embed-model local:/path/to/folder")
+        raise EmbeddingError(f"the local model folder {folder} does not exist{next_step}")
     missing = [n for n in ("model.onnx", "tokenizer.json", "tokenizer_config.json") if not (folder / n).is_file()]
     if missing:
         raise EmbeddingError(f"the local model folder {folder} has no {', '.join(missing)}; it needs an ONNX "

@@ -13,7 +13,6 @@ choice is stored all the same (search stays text-only until then).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +37,7 @@ def local_problem(raw: str) -> str | None:
     if blank(raw):
         return "enter a model name (e.g. all-MiniLM-L6-v2) or a folder"
     try:
-        ident = local_embed.identity(_with_prefix(raw))
+        ident = local_embed.identity(raw.strip())
     except EmbeddingError as exc:
         return str(exc)
     folder = ident[len(local_embed.PREFIX):]
@@ -46,13 +45,8 @@ def local_problem(raw: str) -> str | None:
         try:
             local_embed.check_folder(Path(folder))
         except EmbeddingError as exc:
-            return str(exc).split("; index again")[0]
+            return str(exc)
     return None
-
-
-def _with_prefix(name: str) -> str:
-    name = name.strip()
-    return name if local_embed.is_local(name) else local_embed.PREFIX + name
 
 
 def model_dimension(model: str) -> int:
@@ -66,7 +60,6 @@ class EmbeddingQuestions:
 
     options: InitOptions
     interactive: bool
-    env: Mapping[str, str]
     _measured: bool
 
     @property
@@ -124,7 +117,7 @@ class EmbeddingQuestions:
                 problem = local_problem(raw)
                 if problem:
                     raise ConfigError(f"--embedding-model: {problem}")
-            model = local_embed.identity(_with_prefix(raw))
+            model = local_embed.identity(raw.strip())
             stored["EMBEDDING_MODEL"] = model
             if not local_embed.available():
                 say(NOT_INSTALLED)

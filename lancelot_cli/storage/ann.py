@@ -25,10 +25,14 @@ TRAINED_TAG = "lancedb:tag:ann-trained-rows"
 _VECTOR_TYPES = ("IVF", "HNSW")
 
 
+def is_vector_index(index: Any) -> bool:
+    """Whether a ``list_indices()`` entry is the ANN index on the vector column."""
+    return list(index.columns) == [VECTOR] and str(index.index_type).upper().startswith(_VECTOR_TYPES)
+
+
 def vector_index(table: Any) -> Any | None:
     """The ANN index on the vector column (its list_indices entry), or None."""
-    return next((index for index in table.list_indices() if list(index.columns) == [VECTOR]
-                 and str(index.index_type).upper().startswith(_VECTOR_TYPES)), None)
+    return next((index for index in table.list_indices() if is_vector_index(index)), None)
 
 
 def trained_rows(table: Any, index: Any) -> int | None:
@@ -38,8 +42,8 @@ def trained_rows(table: Any, index: Any) -> int | None:
         return None
     raw = (table.schema.field(VECTOR).metadata or {}).get(TRAINED_TAG.encode())
     try:
-        return int(raw) if raw else int(index.num_indexed_rows or 0)
-    except (TypeError, ValueError):
+        return int(raw)
+    except (TypeError, ValueError):  # no tag (None), or not a number
         return int(index.num_indexed_rows or 0)
 
 
@@ -51,19 +55,18 @@ def index_config(dimension: int, policy: VectorIndexPolicy) -> Any:
     return IvfPq(distance_type="l2", num_sub_vectors=dimension // 4, num_bits=4, num_partitions=policy.partitions)
 
 
-def maintain(table: Any, policy: VectorIndexPolicy) -> bool:
-    """Build the index, or train it again, when ``policy`` says so (one commit for the index, one
-    for its tag; readers keep the previous index until then). True if it did. Rows without a
-    vector yet are left out of the index and found by nothing, as in a flat search."""
-    if VECTOR not in table.schema.names:
-        return False
-    rows = int(table.count_rows())
-    if rows < policy.min_rows:
+def maintain(table: Any, policy: VectorIndexPolicy, rows: int) -> bool:
+    """Build the index, or train it again, when ``policy`` says so for a table of ``rows`` rows
+    (one commit for the index, one for its tag; readers keep the previous index until then). True
+    if it did. Rows without a vector yet are left out of the index and found by nothing, as in a
+    flat search."""
+    schema = table.schema
+    if VECTOR not in schema.names or rows < policy.min_rows:
         return False
     index = vector_index(table)
     if not policy.due(rows, trained_rows(table, index), int(getattr(index, "num_segments", 1) or 1)):
         return False
-    dimension = int(table.schema.field(VECTOR).type.list_size)
+    dimension = int(schema.field(VECTOR).type.list_size)
     table.create_index(VECTOR, config=index_config(dimension, policy), name=VECTOR_INDEX_NAME, replace=True)
     table.update_field_metadata({"path": VECTOR, "metadata": {TRAINED_TAG: str(rows)}})
     return True

@@ -175,8 +175,7 @@ class TableWriter:
             return 0
         with _guard("read", self.db_uri, self.name):
             return max((int(getattr(index, "num_unindexed_rows", 0) or 0) for index in self._tbl.list_indices()
-                        if is_fts(index)
-                        or list(index.columns) == [VECTOR]), default=0)
+                        if is_fts(index) or ann.is_vector_index(index)), default=0)
 
     def optimize(self, *, force: bool = False, policy: OptimizePolicy = OPTIMIZE_POLICY) -> bool:
         """Compact the table and fold its unindexed rows into the full-text and vector indexes when
@@ -189,12 +188,12 @@ class TableWriter:
         unindexed = self.unindexed()
         with _guard("read", self.db_uri, self.name):
             stats = self._tbl.stats()
-        fragments = int(stats["fragment_stats"]["num_small_fragments"])
-        due = policy.due(int(stats["num_rows"]), unindexed, fragments) or (force and (unindexed or fragments > 1))
+        fragments, rows = int(stats["fragment_stats"]["num_small_fragments"]), int(stats["num_rows"])
+        due = policy.due(rows, unindexed, fragments) or (force and (unindexed or fragments > 1))
         with _guard("write", self.db_uri, self.name):
             if due:
-                self._tbl.optimize()
-            built = ann.maintain(self._tbl, self.vector_policy)
+                self._tbl.optimize()  # (compaction and folding: the row count stays)
+            built = ann.maintain(self._tbl, self.vector_policy, rows)
         return bool(due or built)
 
     # -- writing ------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 SOURCE_COPY = "source copy"
 GENERATED = "generated page"
@@ -71,12 +70,11 @@ def _generator(path: str) -> str | None:
     return found.group(1).decode("utf-8", "replace") if found else None
 
 
-def site_of(sites: list[Site], rel: str) -> Site | None:
-    """The innermost site holding ``rel``."""
-    parent = str(PurePosixPath(rel).parent)
+def site_of(sites: list[Site], folder: str) -> Site | None:
+    """The innermost site holding the files of ``folder`` (relative; "" for the top)."""
     best = None
     for site in sites:
-        if site.root == "" or parent == site.root or parent.startswith(f"{site.root}/") or rel.startswith(f"{site.root}/"):
+        if site.root == "" or folder == site.root or folder.startswith(f"{site.root}/"):
             if best is None or len(site.root) > len(best.root):
                 best = site
     return best

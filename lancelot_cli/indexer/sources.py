@@ -132,8 +132,7 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
             site = sites.detect(folder, here, dirs, [entry.name for entry in files])
             if site:
                 found_sites.append(site)
-            # site_of looks at a file's folder only: one look per folder serves all its files.
-            site_here = sites.site_of(found_sites, f"{here}/-" if here else "-") if found_sites else None
+            site_here = sites.site_of(found_sites, here) if found_sites else None  # for all its files
         for entry in files:
             name = entry.name
             if name.startswith("."):

@@ -234,6 +234,7 @@ def main() -> None:
     warm = sys.modules.get("lancelot_cli.warm.client")  # loaded by a read command with LANCELOT_WARM on
     if warm is not None:
         try:
+            _flush_output()  # whoever reads our output need not wait for the start
             warm.start_pending()  # after the output: the next read command finds a warm process
         except KeyboardInterrupt:
             _exit_now(130)
@@ -260,12 +261,16 @@ def _exit_now(code: Any) -> None:
     import logging
 
     logging.shutdown()
+    _flush_output()
+    os._exit(code)
+
+
+def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
             pass
-    os._exit(code)
 
 
 __all__ = ["app", "main", "run", "__version__"]

@@ -122,7 +122,7 @@ class WarmEngine:
 
 def start_pending() -> None:
     """Start the warm process ``connect`` found missing (detached, not waited for); no-op otherwise.
-    Called after the command's output is written, before the process ends."""
+    Called once the command's output is written and flushed, before the process ends."""
     global _pending
     if _pending is None:
         return
@@ -130,11 +130,6 @@ def start_pending() -> None:
     _pending = None
     import subprocess
 
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()  # whoever reads our output need not wait for the start
-        except (OSError, ValueError):
-            pass
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)

@@ -6,6 +6,7 @@ highlighting alike."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 SNIPPET_CHARS = 300
 # Lucene's English stop words: a query made only of these finds everything and means nothing.
@@ -24,13 +25,18 @@ def _tokens(query: str) -> list[str]:
     return [token for token in (raw.strip(_EDGE_PUNCT) for raw in query.split()) if token]
 
 
-def query_words(query: str) -> list[str]:
-    """Case-folded words of the query, surrounding punctuation stripped, duplicates dropped."""
+def query_words(query: str, split: Callable[[str], list[str]] | None = None) -> list[str]:
+    """Case-folded words of the query, surrounding punctuation stripped, duplicates dropped.
+
+    ``split`` gives the words of a token that holds a script written without spaces (Chinese,
+    Japanese, Thai...), as the full-text index splits it (``storage.analyzer.split_words``);
+    without it such a token stays one word."""
     seen: dict[str, None] = {}
     for token in _tokens(query):
-        word = token.casefold()
-        if any(ch.isalnum() for ch in word):
-            seen.setdefault(word, None)
+        for word in (split(token) if split is not None and not token.isascii() else [token]):
+            word = word.casefold()
+            if any(ch.isalnum() for ch in word):
+                seen.setdefault(word, None)
     return list(seen)
 
 

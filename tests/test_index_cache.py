@@ -24,7 +24,7 @@ def big_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import lancedb
     import pyarrow as pa
 
-    from lancelot_cli.storage.columns import fts_config
+    from lancelot_cli.storage.analyzer import fts_config
 
     rng = random.Random(3)
     texts = [" ".join(rng.choices(WORDS, WEIGHTS, k=60)) for _ in range(ROWS)]

@@ -28,6 +28,7 @@ from rich.text import Text
 from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
+from lancelot_cli.storage.analyzer import split_words
 from lancelot_cli.textmatch import query_words
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
@@ -82,7 +83,7 @@ def search_reply(reply: SearchResult) -> None:
     if not reply.hits:
         err.print(escape(f"No matches for {reply.query!r} in table {reply.table!r} ({how})."))
         return
-    words = query_words(reply.query)
+    words = query_words(reply.query, split_words)
     if not out.is_terminal:
         _search_plain(out, reply.hits)
     elif out.width >= WIDE:

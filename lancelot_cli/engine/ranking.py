@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lancelot_cli.models import Hit
+from lancelot_cli.storage.analyzer import shares_term
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
@@ -130,7 +131,8 @@ def text_hits(ask: Ask) -> tuple[list[Hit], str, str | None]:
             return [], "bm25", NO_WORDS
         if only_stop_words(ask.words):
             return [], "bm25", ONLY_STOP_WORDS
-        return [hit(r, ask, r.get("_score", 0.0)) for r in capped(bm25(ask, ask.depth), ask)], "bm25", None
+        rows = seen_matches(bm25(ask, ask.depth), ask)
+        return [hit(r, ask, r.get("_score", 0.0)) for r in capped(rows, ask)], "bm25", None
     note = (f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
             f"query words they contain")
     if not ask.words:
@@ -141,6 +143,18 @@ def text_hits(ask: Ask) -> tuple[list[Hit], str, str | None]:
     scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
     scored = per_document(scored, lambda s: source_of(s[2], ask.facts.source_columns), ask.per_document, ask.limit)
     return [hit(r, ask, share) for share, _, r in scored], "substring", note
+
+
+def seen_matches(rows: Sequence[Row], ask: Ask) -> list[Row]:
+    """The rows whose text, title or heading path holds a query word, when any does: BM25 also
+    scores the file path, and a hit that matched only its folder's name (``policies/``) shows a
+    person nothing they asked for. A search that matched only paths keeps its rows."""
+    def seen(row: Row) -> bool:
+        visible = " ".join(str(row.get(c) or "") for c in (ask.text_col, TITLE, HEADING))
+        return matched_share(visible, ask.words) > 0 or shares_term(visible, ask.query)
+
+    kept = [row for row in rows if seen(row)]
+    return kept or list(rows)
 
 
 def capped(rows: Sequence[Row], ask: Ask) -> list[Row]:

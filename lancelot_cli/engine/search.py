@@ -13,6 +13,7 @@ from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
+from lancelot_cli.storage.analyzer import split_words
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 from lancelot_cli.textmatch import query_words
@@ -83,7 +84,7 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(tbl, request.query, query_words(request.query), text_col, limit, ranking.reply_columns(facts),
+    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit, ranking.reply_columns(facts),
                       build_filter(facts, request.path_prefix, request.filters), facts, cap,
                       ranking.field_boosts(facts, text_col))
     asked = request.search_type

@@ -1,4 +1,4 @@
-"""Column typing for the writer: the Arrow schema, full-text index options, front-matter values typed."""
+"""Column typing for the writer: the Arrow schema, whether a full-text index is outdated, front-matter values typed."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from lancelot_cli.storage.analyzer import FTS_OPTIONS
 from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.schema import (
     CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE,
@@ -30,19 +31,6 @@ def table_schema():  # type: ignore[no-untyped-def]
         pa.field(LINE_START, pa.int32()),
         pa.field(LINE_END, pa.int32()),
     ])
-
-
-FTS_OPTIONS = {"with_position": True, "base_tokenizer": "simple", "remove_stop_words": True, "stem": True}
-
-
-def fts_config():  # type: ignore[no-untyped-def]
-    """The full-text index: LanceDB's English defaults (stemming, stop words dropped, lower case,
-    ASCII folding) plus positions for "quoted phrase" queries. Tuning on the SciFact train split
-    (tests/benchmarks/quality.py) found other tokenizers within 0.004 nDCG@10 of these, and keeping
-    stop words hurt natural questions ("how do refunds work?"), so the defaults stay."""
-    from lancedb.index import FTS
-
-    return FTS(**FTS_OPTIONS)
 
 
 def fts_outdated(tbl: Any, column: str = TEXT) -> bool:

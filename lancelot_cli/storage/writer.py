@@ -31,9 +31,10 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage.columns import (
-    OWN_COLUMNS, complete, fts_config, fts_outdated, infer_type, sql_string, table_schema,
+    OWN_COLUMNS, complete, fts_outdated, infer_type, sql_string, table_schema,
 )
 from lancelot_cli.storage import ann
+from lancelot_cli.storage.analyzer import fts_config
 from lancelot_cli.storage.facts import fts_columns, is_fts
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (

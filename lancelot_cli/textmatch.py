@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from lancelot_cli.mdtext import plain_headings
+
 SNIPPET_CHARS = 300
 # Lucene's English stop words: a query made only of these finds everything and means nothing.
 STOP_WORDS = frozenset(
@@ -51,9 +53,11 @@ def matched_share(text: str, words: list[str]) -> float:
 def snippet(text: str, words: list[str], size: int = SNIPPET_CHARS) -> str:
     """About ``size`` characters of ``text`` around the window that holds the most query words.
 
-    Cut at word boundaries, white space folded, "…" marking each cut.
+    Cut at word boundaries, white space folded, "…" marking each cut; headings as their words,
+    without ``#`` markers or setext underlines (``mdtext.plain_headings``). In a script written
+    without spaces the window is the same number of characters, cut where it falls.
     """
-    flat = " ".join(text.split())
+    flat = " ".join(plain_headings(text).split())
     if len(flat) <= size:
         return flat
     positions = sorted(_occurrences(flat, words))

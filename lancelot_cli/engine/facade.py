@@ -17,6 +17,7 @@ from lancelot_cli.engine.packing import Chunk, pack
 from lancelot_cli.engine.search import Embedder, SearchRequest
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.mdtext import plain_headings
 from lancelot_cli.models import AgentDocument, ContextBlock, Document, SearchResult, Status, Version, echo
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.filters import build_filter
@@ -133,7 +134,7 @@ class Engine:
         else:
             found = self.search(SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix,
                                               filters=filters))
-            chunks = [Chunk(h.title, h.source, h.text) for h in found.hits]
+            chunks = [Chunk(h.title, h.source, plain_headings(h.text)) for h in found.hits]
             table_name, mode, search_type, ranking, note = \
                 found.table, "question", found.search_type, found.ranking, found.note
         lines = [f"# Context for: {echo(question)}" if mode == "question" else "# Overview of the collection",

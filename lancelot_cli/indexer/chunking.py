@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from lancelot_cli.mdtext import next_fence
+
 CHUNK_CHARS = 1200
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _NON_SPACE = re.compile(r"\S")  # \s is what str.strip() removes (Py_UNICODE_ISSPACE)
@@ -54,27 +56,6 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE_START = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-# HTML extraction sometimes opens a fence at the end of a prose line ("... the data type is ```",
-# "(```").
-_FENCE_TRAILING = re.compile(r"(`{3,})[ \t]*$")
-
-
-def next_fence(line: str, fence: str | None) -> str | None:
-    """The code fence open after ``line`` ("```", "~~~~"), given the one open before it (None: none).
-
-    A ``#`` line inside a fence is a comment of the code, not a heading.
-    """
-    start = _FENCE_START.match(line)
-    if fence is not None:
-        closes = start and start.group(1)[0] == fence[0] and len(start.group(1)) >= len(fence)
-        return None if closes else fence
-    if start:
-        return start.group(1)
-    trailing = _FENCE_TRAILING.search(line)
-    return trailing.group(1) if trailing and line.count("```") % 2 == 1 else None
-
-
 def heading_paths(chunks: list[str], title: str) -> list[str]:
     """For each chunk, the headings it sits under: "Doc title > Section > Subsection".
 

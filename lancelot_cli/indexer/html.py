@@ -90,7 +90,7 @@ def clean_markdown(text: str, headings: set[str] | None = None) -> str:
     them is a comment of code that extraction flattened into prose: it is indented so that it
     reads as code, not as a heading (so is an escaped "\\# ..." line).
     """
-    from lancelot_cli.indexer.chunking import next_fence
+    from lancelot_cli.mdtext import next_fence
 
     out = []
     fence: str | None = None

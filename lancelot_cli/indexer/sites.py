@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 SOURCE_COPY = "source copy"
 GENERATED = "generated page"
+FRAGMENT = "source fragment"
+BESIDE = "pages with their sources"  # no generator's marker: X.html shipped with X.txt (AsciiDoc, Pandoc...)
+# What a page is written in before it is built (an .adoc or .rst is read only with --ext).
+_SOURCE_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".adoc", ".asciidoc", ".rst")
+_PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
 
 # Pages a generator writes for navigation or search rather than content (names relative to the site root).
 _SPHINX_GENERATED = re.compile(r"^(search|genindex(-[^/]*)?|[a-z]*-?modindex)\.html$|^_modules/|^_static/|^_images/")
@@ -60,6 +65,23 @@ def detect(folder: str, rel: str, dirs: list[str], files: list[str]) -> Site | N
     return None
 
 
+def sources_beside_pages(names: list[str], below_pairs: bool = False) -> dict[str, str]:
+    """Files of one folder that are the sources of rendered pages beside them, with the reason.
+
+    A build that ships each page's source next to it (``git-add.txt`` by ``git-add.html``) would
+    index every page twice, and the plain source outranks the page (no navigation, shorter). When
+    the folder holds at least one such pair, its other sources, with no page of their own, are
+    fragments that pages include and are left out too (the pages that include them hold their
+    text), and so are the sources of a folder without pages below such a folder
+    (``includes/cmd-options.txt``: ``below_pairs``). Any other folder is left as it is."""
+    pages = {name[: -len(suffix)] for name in names for suffix in _PAGE_SUFFIXES if name.lower().endswith(suffix)}
+    sources = {name: stem for name in names for suffix in _SOURCE_SUFFIXES
+               if name.lower().endswith(suffix) and (stem := name[: -len(suffix)])}
+    if any(stem in pages for stem in sources.values()) or (below_pairs and not pages):
+        return {name: SOURCE_COPY if stem in pages else FRAGMENT for name, stem in sources.items()}
+    return {}
+
+
 def _generator(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -86,7 +108,10 @@ def describe(counts: dict[tuple[str, str], int]) -> str:
     parts = []
     for kind in sorted({k for k, _ in counts}):
         copies, generated = counts.get((kind, SOURCE_COPY), 0), counts.get((kind, GENERATED), 0)
+        fragments = counts.get((kind, FRAGMENT), 0)
         what = [f"{n} {one if n == 1 else many}" for n, one, many in
-                ((copies, SOURCE_COPY, "source copies"), (generated, GENERATED, "generated pages")) if n]
-        parts.append(f"{kind} site found: left out {' and '.join(what) or 'nothing'}")
+                ((copies, SOURCE_COPY, "source copies"), (generated, GENERATED, "generated pages"),
+                 (fragments, FRAGMENT, "source fragments")) if n]
+        found = "rendered pages with their sources found" if kind == BESIDE else f"{kind} site found"
+        parts.append(f"{found}: left out {' and '.join(what) or 'nothing'}")
     return "; ".join(parts) + " (--no-site-detection to index them)" if parts else ""

@@ -1,6 +1,7 @@
 """Find the documents under a folder and turn each into a title and plain text.
 
-Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``);
+Markdown and text are read as they are (Markdown's YAML front matter split off into ``meta``, a
+site generator's markup dropped: ``site_markdown``);
 HTML pages with a named content container are walked into Markdown (``html_markdown``), others
 go through trafilatura (main content, as Markdown), with lxml as the fallback for pages
 trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
@@ -21,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.indexer import frontmatter
+from lancelot_cli.indexer import frontmatter, site_markdown
 from lancelot_cli.indexer.gitignore import git_ignored
 from lancelot_cli.indexer.titles import clean_title, markdown_title
 
-MARKDOWN = {".md", ".markdown", ".mdown"}
+MARKDOWN = {".md", ".markdown", ".mdown", ".mdx"}  # .mdx: Docusaurus pages (their JSX is dropped)
 TEXT = {".txt", ".text"}
 HTML = {".html", ".htm", ".xhtml"}
 EXTENSIONS = MARKDOWN | TEXT | HTML
@@ -105,9 +106,9 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
     # os.scandir, not os.walk + pathlib: a DirEntry knows whether it is a folder or a link without
     # a system call, and relative paths are plain strings (pathlib was most of a no-change run).
     # Same order as os.walk top-down with sorted folders, so a site's root is seen before its files.
-    pending = [(os.fspath(root), "")]
+    pending = [(os.fspath(root), "", False)]  # (folder, relative, below a folder of pages with their sources)
     while pending:
-        folder, here = pending.pop()
+        folder, here, below_pairs = pending.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
@@ -128,11 +129,14 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
         if excluder:  # an excluded folder is not entered at all
             dirs = [d for d in dirs if not excluder.excluded(f"{here}/{d}" if here else d, folder=True)]
         site_here = None
+        beside: dict[str, str] = {}
         if site_detection:
-            site = sites.detect(folder, here, dirs, [entry.name for entry in files])
+            names = [entry.name for entry in files]
+            site = sites.detect(folder, here, dirs, names)
             if site:
                 found_sites.append(site)
             site_here = sites.site_of(found_sites, here) if found_sites else None  # for all its files
+            beside = sites.sources_beside_pages(names, below_pairs)
         for entry in files:
             name = entry.name
             if name.startswith("."):
@@ -149,10 +153,12 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
             if excluder and excluder.excluded(rel):
                 result.excluded += 1
                 continue
-            if site_here:
-                reason = site_here.leave_out(rel)
+            if site_here or beside:
+                kind, reason = (site_here.kind, site_here.leave_out(rel)) if site_here else ("", None)
+                if reason is None and name in beside:
+                    kind, reason = sites.BESIDE, beside[name]
                 if reason:
-                    key = (site_here.kind, reason)
+                    key = (kind, reason)
                     result.site_counts[key] = result.site_counts.get(key, 0) + 1
                     continue
             found.append(rel)
@@ -161,7 +167,8 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
                 result.stats[rel] = (info.st_size, info.st_mtime_ns)
             except OSError:  # a broken link or a file gone meanwhile: read_document will say why
                 result.stats[rel] = (None, None)
-        pending.extend((os.path.join(folder, d), f"{here}/{d}" if here else d)
+        pairs = below_pairs or sites.SOURCE_COPY in beside.values()
+        pending.extend((os.path.join(folder, d), f"{here}/{d}" if here else d, pairs)
                        for d in reversed(dirs) if d not in links)
     ignored = git_ignored(root, found)
     result.paths = sorted(p for p in found if p not in ignored)
@@ -290,6 +297,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
                 meta, text = frontmatter.split(text)
             except frontmatter.FrontMatterError as exc:
                 raise SourceError(f"{exc}; fix it or remove the block") from None
+            text = site_markdown.clean(text)
         given = next((v for k, v in meta.items() if str(k).strip().lower() == "title"), None)
         title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
         title = title or markdown_title(text)

@@ -23,7 +23,7 @@ def clean_title(title: str, markdown: bool = False) -> str:
 
 def markdown_title(text: str) -> str | None:
     """The first Markdown heading (ATX `#` or setext underline), outside front matter and code fences."""
-    from lancelot_cli.indexer.chunking import next_fence
+    from lancelot_cli.mdtext import next_fence
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)

@@ -104,7 +104,8 @@ def test_docusaurus_imports_jsx_and_shortcodes_are_dropped(tmp_path: Path) -> No
 
 def test_text_that_only_looks_like_markup_is_kept() -> None:
     prose = ("Use List<String> for a list; a set is {a, b}; x < y > z; 5 {items} left.\n"
-             "Write `<div>` or `{{ page.title }}` or `{* path *}` in code spans.\n")
+             "Write `<div>` or `{{ page.title }}` or `{* path *}` in code spans.\n"
+             "LaTeX stays: $$ {\\text{Pa}}_{{\\text{O}_{2}}} $$ and so does JSON {\"a\": {\"b\": 1}}.\n")
     assert clean(prose) == prose
 
 

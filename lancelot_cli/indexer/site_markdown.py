@@ -36,7 +36,8 @@ _BLOCK_CLOSE = re.compile(r"^[ \t]*/{3,}[ \t]*$")
 _MDX_LINE = re.compile(r"^(import[ \t]+[\w{*'\"].*|export[ \t]+(const|default|function|let)\b.*)$")
 _RAW_BLOCK = re.compile(r"<(style|script)\b[^>]*>.*?</\1[ \t]*>|<!--.*?-->", re.S | re.I)
 _BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)")
-_SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}")
+# Template tags hold no braces or backslashes: LaTeX ({{\\text{O}_{2}}}) and JSON ({"a": {}}) are not tags.
+_SHORTCODE = re.compile(r"\{\{[<%][^{}\\\n]*?[%>]\}\}|\{%[^{}\\\n]*?%\}|\{\{[^{}\\\n]*\}\}")
 _CODE_SPAN = re.compile(r"(`+[^`]*`+)")
 _HTML_ELEMENTS = (
     "a abbr address article aside audio b bdi bdo blockquote br button caption center cite code col colgroup dd "

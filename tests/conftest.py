@@ -40,6 +40,9 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
         monkeypatch.delenv(name, raising=False)
     config = tmp_path_factory.mktemp("config")
     monkeypatch.setenv("LANCELOT_CONFIG_DIR", str(config))
+    # the int8 copies of local models (local_embed.quantized) go to a cache of the session's own
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.delenv("LANCELOT_LOCAL_INT8", raising=False)
     monkeypatch.setenv("LANCELOT_WARM", "0")  # no test starts a warm process unless it asks (tests/test_warm.py)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("COLUMNS", "120")

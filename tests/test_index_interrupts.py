@@ -174,7 +174,7 @@ def _first_index(pages: Path, tmp_path: Path) -> Path:
 
 def test_no_fork_warning_when_html_is_read_in_parallel(pages: Path, tmp_path: Path) -> None:
     """lancedb warns when a process that loaded it forks; the pool must not fork such a process."""
-    done = subprocess.run([*lancelot_command(), "index", str(pages), str(tmp_path / "db"), "--json"],
+    done = subprocess.run([*lancelot_command(), "index", str(pages), str(tmp_path / "db"), "--json", "--no-embed"],
                           capture_output=True, text=True, timeout=300,
                           env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"))
     assert done.returncode == 0, done.stderr

@@ -160,3 +160,28 @@ def test_a_table_of_the_earlier_tokenizer_is_upgraded_by_the_next_index(monkeypa
                if str(index.index_type).upper() in ("FTS", "INVERTED")]
     assert details and all(d["base_tokenizer"] == FTS_OPTIONS["base_tokenizer"] for d in details)
     assert search(monkeypatch, db, "向量")["hits"][0]["source"] == "zh.md"
+
+
+@pytest.mark.parametrize(("folder", "cjk_search"), [("minilm", "text"), ("paraphrase-multilingual-minilm", "hybrid")])
+def test_auto_searches_a_cjk_query_by_text_when_the_local_model_is_english(monkeypatch, tmp_path, folder, cjk_search):
+    """An English-only local model's vectors pull a Chinese or Japanese query down (measured in
+    tests/benchmarks/README.md): auto runs a text search for a query with CJK words, hybrid for
+    the rest; a model whose name says multilingual keeps hybrid for both."""
+    from lancelot_cli.local_embed import LocalEmbedder
+    from tests.support.tiny_onnx import build
+
+    model = build(tmp_path / folder, ["refund", "policy", "kayak"])
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "zh.md").write_text(ZH, encoding="utf-8")
+    (src / "en.md").write_text(EN, encoding="utf-8")
+    embedder = LocalEmbedder(f"local:{model}")
+    db = tmp_path / "db"
+    index_folder(src, str(db), embed=embedder.embed, model=embedder.model)
+    engine = engine_for(monkeypatch, db)
+    assert engine.search("refund policy").search_type == "hybrid"
+    for query in ("向量搜索", "用 rsync 备份", "ベクトル検索とは"):
+        reply = engine.search(query)
+        assert reply.search_type == cjk_search, query
+        assert reply.note is None  # auto chose; nothing failed
+    assert engine.search("向量搜索", search_type="hybrid").search_type == "hybrid"  # asked for: done

@@ -29,10 +29,14 @@ def index(
                                                         "LANCEDB_PATH, as stored by `lancelot init`].",
                                                    metavar="DB", show_default=False)] = None,
     table: Table = None,
-    embed: Annotated[bool, typer.Option("--embed", help="Also write vectors made with EMBEDDING_MODEL through the "
-                                                        "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
-                                                        "or with a local model when no key is set; unchanged "
-                                                        "chunks keep their vectors.")] = False,
+    embed: Annotated[bool | None, typer.Option("--embed/--no-embed",
+                                               help="Also write vectors made with EMBEDDING_MODEL through the "
+                                                    "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
+                                                    "or with a local model when no key is set; unchanged chunks "
+                                                    "keep their vectors. [default: with a local model when one "
+                                                    "is on this machine (the local extra installed, nothing "
+                                                    "downloaded), else text only]",
+                                               show_default=False)] = None,
     embed_model: Annotated[str | None, typer.Option("--embed-model", metavar="MODEL",
                                                     help="Embed with this model (implies --embed): an API model "
                                                          "name, local:NAME (a fastembed model, downloaded once) or "
@@ -68,7 +72,7 @@ def index(
     from lancelot_cli.indexer.run import Options  # noqa: F811 - the runtime import of the name above
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
-    embed = embed or bool(embed_model)
+    embed = True if embed_model else embed
     options = Options(embed=embed, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(ext or ()),
                       max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
                       site_detection=site_detection)

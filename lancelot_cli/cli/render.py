@@ -320,13 +320,17 @@ def index_summary(report: dict[str, Any]) -> None:
     if report.get("site"):
         err.print(escape(f"{report['site']}."))
     if report.get("embeddingModel"):
-        err.print(escape(f"Vectors: {report['embedded']} chunk(s) embedded with {report['embeddingModel']}, "
-                         "the rest reused"
+        searchable = (f"searchable by text after {report['textSeconds']:.1f} s; "
+                      if report.get("textSeconds") is not None and report["embedded"] else "")
+        err.print(escape(f"Vectors: {searchable}{report['embedded']} chunk(s) embedded with "
+                         f"{report['embeddingModel']}, the rest reused"
                          + (f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for "
                             "embedding" if report["truncatedForEmbedding"] else "")))
     elif report.get("withoutVectors"):
         err.print(f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; "
                   f"run with --embed to add them")
+    elif report.get("vectorsHint"):
+        err.print(f"[yellow]note:[/] {escape(report['vectorsHint'])}")
 
 
 def batch_line(report: dict[str, Any], clock: str) -> str:

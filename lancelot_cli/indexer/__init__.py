@@ -7,6 +7,7 @@ The server never imports this package (tests check it). Reading HTML is the slow
 from __future__ import annotations
 
 import hashlib
+import signal
 import time
 from contextlib import closing
 from collections.abc import Callable, Iterable
@@ -16,10 +17,12 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
-from lancelot_cli.indexer.embedding import Embed, embed_rows
+from lancelot_cli.indexer.embedding import Embed, Filled, dimension_of, fill_vectors
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
 from lancelot_cli.indexer.reading import MissingModule, read_all
-from lancelot_cli.indexer.signals import Interrupted, deferred_signals, owns_signals, signal_name, sigterm_raises
+from lancelot_cli.indexer.signals import (
+    Interrupted, Terminated, deferred_signals, owns_signals, signal_name, sigterm_raises,
+)
 from lancelot_cli.indexer.sources import (
     HTML, MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable, nothing_to_index, scan,
 )
@@ -57,6 +60,8 @@ class IndexReport:
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
+    text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
+    vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
 
     def as_dict(self) -> dict[str, Any]:
@@ -69,7 +74,8 @@ class IndexReport:
             "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
             "withoutVectors": self.without_vectors,
             "notes": [{"path": p, "note": n} for p, n in self.notes],
-            "site": self.site,
+            "site": self.site, "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
+            "vectorsHint": self.vectors_hint,
         }
 
 
@@ -138,8 +144,11 @@ def index_folder(
     deleted files are removed; a renamed file is a removal plus an addition whose vectors are
     reused by content hash. Files that cannot be read or parsed are listed in ``report.skipped``
     and keep their previous rows; the run goes on. Nothing is written until every changed file
-    has been read (and embedded), and then in one commit, so an interrupted or failed run leaves
-    the previous table as it was. One writer at a time: a second run on the same table refuses.
+    has been read, and then in one commit, so an interrupted or failed run leaves the previous
+    table as it was. With ``embed``, that commit holds the text (and the vectors unchanged chunks
+    had); the missing vectors follow, committed in steps (``embedding.fill_vectors``), and a
+    run stopped there keeps a working text table and the vectors made so far (the next run
+    embeds the rest). One writer at a time: a second run on the same table refuses.
     Changing ``chunk_size`` applies to files read from then on: pass ``rebuild`` to re-chunk all.
     ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
     files over ``max_file_size`` bytes are skipped and reported. A file that cannot be read
@@ -187,9 +196,9 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
     report = IndexReport(source=str(root), database=database, table=table)
     with writer_lock(database, table):
         writer = TableWriter(database, table, storage_options)
-        stored_model, _ = writer.vector_info()
+        stored_model, stored_dimension = writer.vector_info()
         embedding = embed is not None and bool(model)
-        full = rebuild or (embedding and (stored_model != model or writer.missing_vectors() > 0))
+        full = rebuild
         state = {} if full else writer.file_state()
         saved = writer.index_options()
         patterns = tuple(saved.get("exclude", ())) if exclude is None else tuple(p for p in exclude if p.strip())
@@ -226,8 +235,12 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         _cap_front_matter(writer, rows, full, report)
         dimension = None
         if embedding:
-            report.embedded, report.truncated, dimension = embed_rows(rows, embed, writer.reusable_vectors(model),  # type: ignore[arg-type]
-                                                                     on_embed)
+            # Text first: rows go in with the vectors their unchanged text already had; the rest
+            # are embedded after the commit (``fill_vectors``), so the table is searchable meanwhile.
+            reuse = writer.reusable_vectors(model)  # type: ignore[arg-type]
+            for row in rows:
+                row[VECTOR] = reuse.get(row[HASH])
+            dimension = stored_dimension if stored_model == model and stored_dimension else dimension_of(embed)  # type: ignore[arg-type]
             report.model = model
         elif stored_model:
             # Vectors made earlier stay with unchanged chunks; new chunks have none until --embed.
@@ -238,11 +251,13 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         # From here on the table changes: a Ctrl-C or SIGTERM waits for the commit (a second or so)
         # and then ends the run, so what the message says matches what the table holds.
         with deferred_signals(redeliver=not owns) as stopped:
+            if embedding and writer.use_vector_column(model, dimension):  # type: ignore[arg-type]
+                report.committed = True  # a new model: its vectors replace the old ones below
             if full or scope or not writer.exists:
                 written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
                                        dimension=dimension)
                 report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
-                report.version, report.committed = written.version, written.committed
+                report.version, report.committed = written.version, report.committed or written.committed
                 report.optimized = written.optimized
             else:
                 report.version = writer.version
@@ -257,5 +272,36 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
             what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
             raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum,
                               report)
+        report.text_seconds = time.perf_counter() - started
+        if embedding:
+            _embed_missing(writer, embed, dimension, on_embed, owns, report, started)  # type: ignore[arg-type]
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _embed_missing(writer: Any, embed: Embed, dimension: int, on_embed: Callable[[int, int], None] | None,
+                   owns: bool, report: IndexReport, started: float) -> None:
+    """Vectors for the rows that have none, committed in steps after the text. A Ctrl-C or
+    SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
+    filled = Filled()
+
+    def commit(write: Callable[[], Any]) -> Any:
+        with deferred_signals(redeliver=not owns):  # the step's commit finishes, then the signal lands
+            return write()
+
+    try:
+        fill_vectors(writer, embed, dimension, commit, on_embed, filled)
+    except KeyboardInterrupt as exc:
+        report.embedded, report.truncated = filled.embedded, filled.truncated
+        report.version, report.chunks = writer.version, writer.count()
+        report.seconds = time.perf_counter() - started
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        raise Interrupted(f"{signal_name(signum)} while embedding: the table is searchable by text and "
+                          f"{filled.embedded:,} of {filled.total:,} new chunks have vectors; run the same "
+                          f"`lancelot index` again to embed the rest", signum, report) from None
+    report.embedded, report.truncated = filled.embedded, filled.truncated
+    if filled.embedded:
+        report.committed = True
+        if writer.optimize():  # the vector index, once there are enough vectors (storage.policy)
+            report.optimized = True
+        report.version = writer.version

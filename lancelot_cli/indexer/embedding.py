@@ -1,12 +1,16 @@
-"""Giving rows their vectors: reused by content hash, else embedded in batches."""
+"""Giving rows their vectors after their text is in the table: reused by content hash, else
+embedded in batches and committed as they come, so a table is searchable by text before the
+first vector is made and an interrupted run keeps every vector committed so far."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage.schema import HASH, TEXT, VECTOR
+from lancelot_cli.storage.schema import HASH, ID, TEXT
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -16,48 +20,88 @@ EMBED_BATCH = 64
 EMBED_BATCH_CHARS = 100_000
 # Longer chunks are cut to this many characters before embedding (the stored text is whole).
 MAX_EMBED_CHARS = 8_000
+# Vectors are committed every this many chunks or seconds, whichever comes first: each commit is
+# a table version (about 10-50 ms), and what an interrupted run keeps.
+COMMIT_CHUNKS = 2_048
+COMMIT_SECONDS = 30.0
 
 
-def embed_rows(rows: list[dict[str, Any]], embed: Embed, reuse: dict[str, list[float]],
-               on_embed: Callable[[int, int], None] | None = None) -> tuple[int, int, int | None]:
-    """Give every row a ``vector``: reused by content hash where possible, else embedded in batches.
+@dataclass
+class Filled:
+    """What ``fill_vectors`` did: chunks embedded (and of them cut at ``MAX_EMBED_CHARS``), of ``total``."""
 
-    Returns (chunks embedded, chunks truncated for embedding, dimension).
-    """
-    # Shortest first: a local model pads each batch to its longest text (70-75 against 81-88 ms of
-    # CPU per chunk with MiniLM); an endpoint embeds each text on its own either way.
-    todo = sorted((row for row in rows if row[HASH] not in reuse), key=lambda row: len(row[TEXT]))
-    dimension = len(next(iter(reuse.values()))) if reuse else None
-    made: dict[str, list[float]] = {}
-    truncated = 0
-    batch: list[dict[str, Any]] = []
-    size = 0
+    embedded: int = 0
+    truncated: int = 0
+    total: int = 0
+
+
+def dimension_of(embed: Embed) -> int:
+    """The length of the vectors ``embed`` makes (one short text embedded)."""
+    vectors = embed(["dimension"])
+    if not vectors or not vectors[0]:
+        raise IndexingError("the embedder returned no vector; check EMBEDDING_MODEL")
+    return len(vectors[0])
+
+
+def fill_vectors(writer: Any, embed: Embed, dimension: int, commit: Callable[[Callable[[], Any]], Any],
+                 on_embed: Callable[[int, int], None] | None = None, filled: Filled | None = None) -> Filled:
+    """Embed the table's rows that have no vector yet (shortest first) and commit their vectors in
+    steps (``commit`` runs a write so that a signal waits for it). On an interruption or an error
+    the vectors made since the last step are committed before it goes on up; ``filled`` (given
+    by the caller) says how far it got."""
+    filled = filled if filled is not None else Filled()
+    # Shortest first: a model that pads a batch to its longest text pads least (an endpoint embeds
+    # each text on its own either way).
+    todo = sorted(writer.rows_without_vectors(), key=lambda row: len(row[TEXT]))
+    filled.total = len(todo)
+    if not todo:
+        return filled
+    by_hash: dict[str, list[float]] = {}
+    pending: dict[str, list[float]] = {}
+    last_commit = time.monotonic()
 
     def flush() -> None:
-        nonlocal dimension, batch, size
-        if not batch:
-            return
-        vectors = embed([row[TEXT][:MAX_EMBED_CHARS] for row in batch])
-        for row, vector in zip(batch, vectors):
-            if dimension is None:
-                dimension = len(vector)
-            if len(vector) != dimension:
-                raise IndexingError(f"the embeddings endpoint returned {len(vector)}-d and {dimension}-d vectors; "
-                                    f"check EMBEDDING_MODEL")
-            made[row[HASH]] = vector
-        batch, size = [], 0
-        if on_embed:
-            on_embed(len(made), len(todo))
+        nonlocal last_commit
+        if pending:
+            commit(lambda: writer.set_vectors(dict(pending)))
+            pending.clear()
+        last_commit = time.monotonic()
 
-    for row in todo:
-        if row[HASH] in made:
-            continue
-        truncated += len(row[TEXT]) > MAX_EMBED_CHARS
-        batch.append(row)
-        size += min(len(row[TEXT]), MAX_EMBED_CHARS)
-        if len(batch) >= EMBED_BATCH or size >= EMBED_BATCH_CHARS:
-            flush()
-    flush()
+    try:
+        for batch in _batches(todo):
+            texts = [row[TEXT][:MAX_EMBED_CHARS] for row in batch if row[HASH] not in by_hash]
+            vectors = iter(embed(texts)) if texts else iter(())
+            for row in batch:
+                if row[HASH] not in by_hash:
+                    vector = next(vectors)
+                    if len(vector) != dimension:
+                        raise IndexingError(f"the embedder returned a {len(vector)}-d vector for a {dimension}-d "
+                                            f"column; check EMBEDDING_MODEL")
+                    by_hash[row[HASH]] = vector
+                    filled.truncated += len(row[TEXT]) > MAX_EMBED_CHARS
+                pending[row[ID]] = by_hash[row[HASH]]
+                filled.embedded += 1
+            if on_embed:
+                on_embed(filled.embedded, filled.total)
+            if len(pending) >= COMMIT_CHUNKS or time.monotonic() - last_commit >= COMMIT_SECONDS:
+                flush()
+    finally:
+        flush()
+    return filled
+
+
+def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Rows in embedding requests of at most ``EMBED_BATCH`` texts and ``EMBED_BATCH_CHARS`` characters."""
+    batches: list[list[dict[str, Any]]] = []
+    batch: list[dict[str, Any]] = []
+    size = 0
     for row in rows:
-        row[VECTOR] = reuse.get(row[HASH]) or made.get(row[HASH])
-    return len(made), truncated, dimension
+        length = min(len(row[TEXT]), MAX_EMBED_CHARS)
+        if batch and (len(batch) >= EMBED_BATCH or size + length > EMBED_BATCH_CHARS):
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(row)
+        size += length
+    if batch:
+        batches.append(batch)
+    return batches

@@ -31,7 +31,7 @@ EMBED_RETRIES = 6
 class Options:
     """How to index, besides where: the `lancelot index` flags."""
 
-    embed: bool = False
+    embed: bool | None = None  # None: with a local model when one is on this machine (``default_embedder``)
     chunk_size: int = CHUNK_CHARS
     rebuild: bool = False
     extensions: tuple[str, ...] = ()
@@ -85,23 +85,63 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
     return client.embed, settings.embedding_model
 
 
-def _table_model(settings: Settings) -> str | None:
-    """The local model the table's vectors were made with, if it has any (None when unreadable)."""
+def default_embedder(settings: Settings) -> tuple[Embed, str] | str:
+    """What a plain `lancelot index` embeds with: a local model that is on this machine already (the
+    local EMBEDDING_MODEL, the table's own local model, or the default one in fastembed's cache),
+    loaded without any download; otherwise the one line that says how to get vectors. A table with
+    an API model's vectors is left to `--embed` (it costs a key and calls)."""
     from lancelot_cli import local_embed
+    from lancelot_cli.errors import EmbeddingError
+
+    models = _table_models(settings)
+    if any(not local_embed.is_local(m) for m in models):
+        return ""  # the usual note about chunks without vectors says what to do
+    if not local_embed.available():
+        return (f"text search only: no local embedding model here; for hybrid search {local_embed.INSTALL} "
+                f"and index with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once)")
+    configured = settings.embedding_model if local_embed.is_local(settings.embedding_model) else None
+    for model in dict.fromkeys(m for m in (configured, *models, local_embed.DEFAULT_MODEL) if m):
+        if not local_embed.maybe_here(model):  # not there: no fastembed import to learn it
+            continue
+        try:
+            local = local_embed.LocalEmbedder(local_embed.identity(model), offline=True)
+            local.load()
+        except EmbeddingError:
+            continue
+        return local.embed, local.model
+    return (f"text search only: {local_embed.DEFAULT_MODEL} is not on this machine and nothing is downloaded "
+            f"unasked; for hybrid search index once with --embed-model {local_embed.DEFAULT_MODEL} (or "
+            f"local:/path/to/model-folder), or --no-embed to say no")
+
+
+def _table_model(settings: Settings) -> str | None:
+    """The local model the table's vectors were made with, if it has any."""
+    from lancelot_cli import local_embed
+
+    return next((m for m in _table_models(settings) if local_embed.is_local(m)), None)
+
+
+def _table_models(settings: Settings) -> list[str]:
+    """The models of the table's vector columns (none when there is no table or it is unreadable)."""
     from lancelot_cli.storage.reader import ReadOnlyDatabase
 
     try:
         db = ReadOnlyDatabase(database(settings), 0, dict(settings.storage_options or {}))
         facts = db.table(settings.table).facts
-        models = [facts.vector_model(column) for column in facts.vectors]
+        return [m for m in (facts.vector_model(column) for column in facts.vectors) if m]
     except Exception:  # no database or table yet: nothing to follow
-        return None
-    return next((m for m in models if local_embed.is_local(m)), None)
+        return []
 
 
 def _arguments(settings: Settings, options: Options) -> dict[str, Any]:
-    embed, model = embedder(settings) if options.embed else (None, None)
-    return {"chunk_size": options.chunk_size, "embed": embed, "model": model,
+    hint = None
+    if options.embed is None:
+        found = default_embedder(settings)
+        embed, model = (None, None) if isinstance(found, str) else found
+        hint = found if isinstance(found, str) and found else None
+    else:
+        embed, model = embedder(settings) if options.embed else (None, None)
+    return {"vectors_hint": hint, "chunk_size": options.chunk_size, "embed": embed, "model": model,
             "extensions": tuple(options.extensions), "max_file_size": options.max_file_size,
             "exclude": options.exclude, "site_detection": options.site_detection,
             "storage_options": dict(settings.storage_options or {})}
@@ -116,10 +156,13 @@ def run(settings: Settings, source: Path | str, options: Options = Options(), *,
     """
     db = database(settings)
     arguments = _arguments(settings, options)
+    hint = arguments.pop("vectors_hint")
     model = arguments["model"]
     embedded = (lambda done, total: on_embed(done, total, model)) if on_embed else None
-    return index_folder(source, db, settings.table, rebuild=options.rebuild, progress=progress,
-                        on_embed=embedded, **arguments)
+    report = index_folder(source, db, settings.table, rebuild=options.rebuild, progress=progress,
+                          on_embed=embedded, **arguments)
+    report.vectors_hint = hint
+    return report
 
 
 def watch(settings: Settings, source: Path | str, options: Options = Options(), *,
@@ -127,5 +170,6 @@ def watch(settings: Settings, source: Path | str, options: Options = Options(), 
     """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_folder`)."""
     from lancelot_cli.indexer.watch import watch_folder
 
-    watch_folder(source, database(settings), settings.table, on_batch=on_batch, on_error=on_error,
-                 **_arguments(settings, options))
+    arguments = _arguments(settings, options)
+    arguments.pop("vectors_hint")  # said by the first pass
+    watch_folder(source, database(settings), settings.table, on_batch=on_batch, on_error=on_error, **arguments)

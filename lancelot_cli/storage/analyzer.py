@@ -67,6 +67,13 @@ def has_unspaced(text: str) -> bool:
     return _UNSPACED.search(text) is not None
 
 
+def unspaced_share(text: str) -> float:
+    """The share of ``text``'s words (as ``split_words`` splits them) that are written in a script
+    without spaces: ``用 rsync 备份`` 2/3, ``How do refunds work`` 0."""
+    words = [word for token in text.split() for word in split_words(token) if any(ch.isalnum() for ch in word)]
+    return sum(1 for word in words if has_unspaced(word)) / len(words) if words else 0.0
+
+
 def split_words(token: str) -> list[str]:
     """The words of one white-space token of a query that holds an unspaced script, as the index
     splits it, but neither stemmed nor folded (they are matched against the text as substrings);

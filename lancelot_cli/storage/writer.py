@@ -160,6 +160,39 @@ class TableWriter:
         with _guard("read", self.db_uri, self.name):
             return int(self._tbl.count_rows(f"{VECTOR} IS NULL"))
 
+    def rows_without_vectors(self) -> list[dict[str, Any]]:
+        """id, hash and text of the rows whose vector is still missing (written text first)."""
+        if self._tbl is None or VECTOR not in self._tbl.schema.names:
+            return []
+        with _guard("read", self.db_uri, self.name):
+            return self._tbl.search().where(f"{VECTOR} IS NULL").select([ID, HASH, TEXT]).limit(None) \
+                .to_arrow().to_pylist()
+
+    def use_vector_column(self, model: str, dimension: int) -> bool:
+        """Make the vector column the one ``model`` fills (``dimension`` long), emptied when it held
+        another model's or size's vectors: one commit, only when it changes (True then). The rows'
+        vectors follow (``set_vectors``)."""
+        if self._tbl is None or self.vector_info() == (model, dimension):
+            return False
+        with _guard("write", self.db_uri, self.name):
+            self._replace_vector_column(model, dimension)
+        return True
+
+    def set_vectors(self, vectors: dict[str, list[float]]) -> int:
+        """Give the rows named by id their vectors, in one commit (only the vector column is
+        written); rows gone meanwhile are passed over. The new version."""
+        import pyarrow as pa
+
+        if not vectors:
+            return self.version
+        field = self._tbl.schema.field(VECTOR)
+        data = pa.table({ID: pa.array(list(vectors), pa.string()),
+                         VECTOR: pa.array(list(vectors.values()), field.type)},
+                        schema=pa.schema([pa.field(ID, pa.string(), nullable=False), field]))
+        with _guard("write", self.db_uri, self.name):
+            self._tbl.merge_insert(ID).when_matched_update_all().execute(data)
+        return self.version
+
     def reusable_vectors(self, model: str) -> dict[str, list[float]]:
         """hash -> vector of the rows embedded with ``model`` (empty if the model differs)."""
         stored, _ = self.vector_info()
@@ -202,7 +235,8 @@ class TableWriter:
     def write(self, rows: Sequence[dict[str, Any]], *, paths: set[str] | None = None, model: str | None = None,
               dimension: int | None = None) -> WriteResult:
         """Write ``rows`` in one commit (matched by ``id``; a row is rewritten only when its chunk hash,
-        its file's state or its missing vector says so).
+        its file's state or a vector it gains says so). Vectors still missing are given later, by
+        ``set_vectors`` (the indexer commits text first).
 
         Args:
             rows: with ``paths`` None, the whole content of the table; otherwise every row of the
@@ -226,14 +260,13 @@ class TableWriter:
             raise IndexingError("two chunks share one id; this is a bug in the chunk numbering")
         stored_model, stored_dim = self.vector_info()
         vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
-        missing_vectors = self.missing_vectors() if model is not None and not vectors_changed else 0
         added = sum(1 for key in wanted if key not in before)
         updated = sum(1 for key, row in wanted.items() if key in before and before[key][HASH] != row[HASH])
         deleted = sum(1 for key in before if key not in wanted)
         touched = any(
             key in before and any(before[key].get(c) != row.get(c) for c in FILE_STATE) for key, row in wanted.items()
         )
-        if not (added or updated or deleted or touched or vectors_changed or missing_vectors):
+        if not (added or updated or deleted or touched or vectors_changed):
             return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
         with _guard("write", self.db_uri, self.name):
             if vectors_changed:

@@ -214,7 +214,7 @@ def score_one(question: dict[str, Any], reply: dict[str, Any], link_list: set[st
     return {"id": question["id"], "split": question["split"], "query": question["query"],
             "answers": question["answers"], "rank": rank, "hits": len(sources),
             "distinct": len(set(sources)), "top1_link_list": bool(sources) and sources[0] in link_list,
-            "sources": sources, "searchType": reply.get("searchType")}
+            "sources": sources, "searchType": reply.get("searchType"), "kind": question.get("kind")}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -6,7 +6,9 @@ client, with no model and no network. Behaviour can be changed while it runs:
 
 * ``server.fail_next = [429, 500]`` answers the next requests with those statuses;
 * ``server.api_key = "k"`` requires ``Authorization: Bearer k`` (else 401);
-* ``server.dimension`` sets the vector size; ``server.models`` the accepted model names (else 404).
+* ``server.dimension`` sets the vector size; ``server.models`` the accepted model names (else 404);
+* ``server.hold_after = n`` holds every embeddings request after the first ``n`` until
+  ``server.release`` is set (an indexer caught in the middle of its embedding).
 
 ``server.requests`` and ``server.inputs`` count what it received.
 """
@@ -43,6 +45,8 @@ class EmbedServer:
         self.models = {MODEL}
         self.requests = 0
         self.inputs = 0
+        self.hold_after: int | None = None
+        self.release = threading.Event()
         self._lock = threading.Lock()
         owner = self
 
@@ -64,6 +68,9 @@ class EmbedServer:
                 with owner._lock:
                     owner.requests += 1
                     failure = owner.fail_next.pop(0) if owner.fail_next else None
+                    held = owner.hold_after is not None and owner.requests > owner.hold_after
+                if held:
+                    owner.release.wait(60)
                 if not self.path.rstrip("/").endswith("/embeddings"):
                     return self._reply(404, {"error": {"message": "not found"}})
                 if failure:
@@ -98,3 +105,5 @@ class EmbedServer:
     def reset(self) -> None:
         self.fail_next, self.api_key, self.dimension, self.models = [], None, DIMENSION, {MODEL}
         self.requests = self.inputs = 0
+        self.hold_after = None
+        self.release = threading.Event()

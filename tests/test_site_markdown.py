@@ -59,6 +59,16 @@ import TabItem from '@theme/TabItem';
 
 # Installation
 
+:::tip What You'll Learn
+
+Installing the package.
+
+:::
+
+:::note[Heads up]
+Node 18 or later.
+:::
+
 <Tabs>
 <TabItem value="npm" label="npm">
 
@@ -100,6 +110,8 @@ def test_docusaurus_imports_jsx_and_shortcodes_are_dropped(tmp_path: Path) -> No
     assert "import" not in doc.text and "<Tab" not in doc.text and "</Tab" not in doc.text
     assert "{{" not in doc.text and "{%" not in doc.text
     assert "Run the installer with npm. Hugo shortcodes vanish and Liquid too." in doc.text
+    assert ":::" not in doc.text
+    assert "What You'll Learn\n\nInstalling the package." in doc.text and "Heads up\nNode 18 or later." in doc.text
 
 
 def test_text_that_only_looks_like_markup_is_kept() -> None:

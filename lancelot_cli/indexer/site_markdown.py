@@ -8,7 +8,8 @@ snippets and context blocks, and spends an agent's budget on raw HTML. Outside c
 - snippet includes (``{* ../src/app.py hl[3] *}``, ``--8<-- "file.md"``, ``{!file.md!}``): the
   file's path alone (``src/app.py``), since the page shows that file there and its name often says
   what it is about (dropping the names cost the FastAPI questions 0.03 MRR@10);
-- admonitions (``!!! note "Title"``, ``??? tip``, ``/// warning | Title`` ... ``///``): the
+- admonitions (``!!! note "Title"``, ``??? tip``, ``/// warning | Title`` ... ``///``, Docusaurus'
+  ``:::tip Title`` ... ``:::``): the
   title (or the kind, "Note") stays as a line of its own, the fence lines go and the
   indented body is dedented;
 - raw HTML: ``<style>``/``<script>`` blocks and comments dropped, tags of HTML elements and of JSX
@@ -32,7 +33,9 @@ _ATTR_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*$")
 _INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{\*[ \t]*(\S+).*\*\}|;?-{2}8<-{2}[ \t]*[\"']?([^\"'\s]*).*|\{!>?[ \t]*(\S+?)[ \t]*!\})[ \t]*$")
 _ADMONITION = re.compile(r"^( *)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+\"([^\"]*)\")?[ \t]*$")
 _BLOCK_OPEN = re.compile(r"^[ \t]*/{3,}[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
-_BLOCK_CLOSE = re.compile(r"^[ \t]*/{3,}[ \t]*$")
+_BLOCK_CLOSE = re.compile(r"^[ \t]*(?:/{3,}|:{3,})[ \t]*$")
+# Docusaurus admonitions: ":::tip What You'll Learn" or ":::note[Title]" ... ":::"
+_COLONS_OPEN = re.compile(r"^[ \t]*:{3,}[ \t]*([A-Za-z][\w-]*)(?:\[([^\]]*)\]|[ \t]+(.+?))?[ \t]*$")
 _MDX_LINE = re.compile(r"^(import[ \t]+[\w{*'\"].*|export[ \t]+(const|default|function|let)\b.*)$")
 _RAW_BLOCK = re.compile(r"<(style|script)\b[^>]*>.*?</\1[ \t]*>|<!--.*?-->", re.S | re.I)
 _BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)")
@@ -89,6 +92,10 @@ def _clean_line(line: str) -> str:
     if block:
         kind, title = block.groups()
         return title or kind.replace("-", " ").capitalize()
+    colons = _COLONS_OPEN.match(line)
+    if colons:
+        kind, bracketed, title = colons.groups()
+        return bracketed or title or kind.replace("-", " ").capitalize()
     heading = _HEADING_ATTRS.match(line)
     if heading:
         line = heading.group(1)

@@ -156,6 +156,7 @@ def test_a_table_of_the_earlier_tokenizer_is_upgraded_by_the_next_index(monkeypa
 
     report = index_folder(src, str(db))
     assert (report.read, report.added, report.updated, report.deleted) == (0, 0, 0, 0)
+    assert sorted(report.indexes_built) == ["heading", "path", "text", "title"]  # the summary names them
     details = [index.index_details for index in lancedb.connect(str(db)).open_table("documents").list_indices()
                if str(index.index_type).upper() in ("FTS", "INVERTED")]
     assert details and all(d["base_tokenizer"] == FTS_OPTIONS["base_tokenizer"] for d in details)

@@ -60,6 +60,7 @@ class IndexReport:
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
+    indexes_built: list[str] = field(default_factory=list)  # full-text indexes an earlier version's table got anew
     text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
@@ -75,7 +76,7 @@ class IndexReport:
             "withoutVectors": self.without_vectors,
             "notes": [{"path": p, "note": n} for p, n in self.notes],
             "site": self.site, "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
-            "vectorsHint": self.vectors_hint,
+            "vectorsHint": self.vectors_hint, "fullTextIndexesBuilt": list(self.indexes_built),
         }
 
 
@@ -196,6 +197,7 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
     report = IndexReport(source=str(root), database=database, table=table)
     with writer_lock(database, table):
         writer = TableWriter(database, table, storage_options)
+        report.indexes_built = list(writer.indexes_built)
         stored_model, stored_dimension = writer.vector_info()
         embedding = embed is not None and bool(model)
         full = rebuild

@@ -88,6 +88,7 @@ class TableWriter:
 
         self.db_uri, self.name = db_uri, table
         self.vector_policy = vector_policy
+        self.indexes_built: list[str] = []  # full-text indexes (re)built on opening: missing or outdated
         self._storage_options = storage_options
         self._tbl: Any = None
         with _guard("open", db_uri, table):
@@ -110,6 +111,7 @@ class TableWriter:
                         # Building the new index is one commit: readers keep the old one until then
                         # (and search the text alone while a table has no title/heading/path index).
                         self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
+                        self.indexes_built.append(column)
 
     # -- what is there ------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from lancelot_cli.cli.visible import shown
 from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
@@ -51,7 +52,8 @@ def stderr() -> Console:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """One line of text from a document, white space folded, control characters shown (``visible``)."""
+    return shown(" ".join(str(text).split()))
 
 
 def _highlight(snippet: str, words: list[str]) -> Text:
@@ -104,7 +106,7 @@ def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None
         where = Text()
         where.append(_one_line(hit.title), style="bold")
         where.append("\n")
-        where.append(hit.source, style="cyan")
+        where.append(shown(hit.source), style="cyan")
         table.add_row(str(rank), _score(hit.score), where, _highlight(_one_line(hit.snippet), words))
     out.print(table)
 
@@ -118,7 +120,7 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
         body = Text()
         body.append(_one_line(hit.title), style="bold")
         body.append("\n")
-        body.append(hit.source, style="cyan")
+        body.append(shown(hit.source), style="cyan")
         body.append("\n")
         body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
@@ -132,7 +134,7 @@ def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
     for rank, hit in enumerate(hits, start=1):
         if rank > 1:
             lines.append("")
-        lines.append(f"{rank}. {_one_line(hit.title)}  ({hit.source}, score {_score(hit.score)})")
+        lines.append(f"{rank}. {_one_line(hit.title)}  ({shown(hit.source)}, score {_score(hit.score)})")
         lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
@@ -165,10 +167,13 @@ def document(reply: Document) -> None:
 
 def _markdown(context: str, included: int, budget: int, left_out: int) -> None:
     out = stdout()
+    context = shown(context)
     if out.is_terminal:
         from rich.markdown import Markdown
 
-        out.print(Markdown(context))
+        # Links are drawn as their text and target, never as a terminal hyperlink (OSC 8) whose
+        # target a document chose and the reader cannot see.
+        out.print(Markdown(context, hyperlinks=False))
     else:
         out.file.write(context)
         out.file.flush()
@@ -308,9 +313,9 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
 def index_summary(report: dict[str, Any]) -> None:
     err = stderr()
     for item in report["skipped"]:
-        err.print(f"[yellow]skipped[/] {escape(item['path'])}: {escape(item['reason'])}")
+        err.print(f"[yellow]skipped[/] {escape(shown(item['path']))}: {escape(shown(item['reason']))}")
     for item in report.get("notes", ()):
-        err.print(f"[yellow]note[/] {escape(item['path'])}: {escape(item['note'])}")
+        err.print(f"[yellow]note[/] {escape(shown(item['path']))}: {escape(shown(item['note']))}")
     change = (f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
               if report["committed"] else "no changes")
     err.print(escape(
@@ -319,6 +324,9 @@ def index_summary(report: dict[str, Any]) -> None:
     ))
     if report.get("site"):
         err.print(escape(f"{report['site']}."))
+    if report.get("fullTextIndexesBuilt"):
+        err.print(escape(f"Full-text indexes built anew for this version (its analyzer, or a column an earlier "
+                         f"one did not index): {', '.join(report['fullTextIndexesBuilt'])}."))
     if report.get("embeddingModel"):
         searchable = (f"searchable by text after {report['textSeconds']:.1f} s; "
                       if report.get("textSeconds") is not None and report["embedded"] else "")
@@ -335,7 +343,7 @@ def index_summary(report: dict[str, Any]) -> None:
 
 def batch_line(report: dict[str, Any], clock: str) -> str:
     """One line for a --watch batch: what changed, how many rows, how long."""
-    skipped = f", {len(report['skipped'])} skipped ({', '.join(s['path'] for s in report['skipped'][:3])})" \
+    skipped = f", {len(report['skipped'])} skipped ({', '.join(shown(s['path']) for s in report['skipped'][:3])})" \
         if report["skipped"] else ""
     return escape(f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} "
                   f"-{report['deleted']} chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}")

@@ -13,6 +13,7 @@ folder is read: links to folders are not followed, links to files only when they
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import stat
@@ -126,6 +127,9 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
             else:
                 files.append(entry)
         dirs = sorted(d for d in dirs if not d.startswith("."))
+        for bad in [d for d in dirs if not _utf8(d)]:
+            result.skipped.append((printable(f"{here}/{bad}/" if here else f"{bad}/"), BAD_NAME))
+            dirs.remove(bad)
         if excluder:  # an excluded folder is not entered at all
             dirs = [d for d in dirs if not excluder.excluded(f"{here}/{d}" if here else d, folder=True)]
         site_here = None
@@ -140,6 +144,9 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
         for entry in files:
             name = entry.name
             if name.startswith("."):
+                continue
+            if not _utf8(name):  # a name from an old archive or a Samba share: a table holds UTF-8 only
+                result.skipped.append((printable(f"{here}/{name}" if here else name), BAD_NAME))
                 continue
             dot = name.rfind(".")  # Path.suffix: "notes." and ".rc" have none
             suffix = name[dot:].lower() if 0 < dot < len(name) - 1 else ""
@@ -179,6 +186,23 @@ def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ..
     return result
 
 
+BAD_NAME = "its name is not valid UTF-8 (shown with \\x escapes); rename it to index it"
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name the file system gave (undecodable bytes become surrogates) is valid UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(name: str) -> str:
+    """A file name with its undecodable bytes as ``\\xff`` escapes (what the skipped list shows)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()  # a link to a folder counts, as in os.walk
@@ -198,7 +222,17 @@ def walk(root: Path, extra: frozenset[str] = frozenset()) -> list[str]:
     return scan(root, extra).paths
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE starts with UTF-16 LE's mark: tested first
+
+
 def _decode(raw: bytes, rel: str) -> str:
+    for bom, codec in _BOMS:  # UTF-16/32 text (Windows editors) is text, NUL bytes and all
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec)
+            except UnicodeDecodeError:
+                break
     if b"\x00" in raw[:8192]:
         raise SourceError("looks like a binary file")
     try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
-from lancelot_cli.indexer.embedding import Embed, Filled, dimension_of, fill_vectors
+from lancelot_cli.indexer.embedding import Embed, Filled, fill_vectors
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
 from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.signals import (
@@ -239,10 +239,10 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         if embedding:
             # Text first: rows go in with the vectors their unchanged text already had; the rest
             # are embedded after the commit (``fill_vectors``), so the table is searchable meanwhile.
-            reuse = writer.reusable_vectors(model)  # type: ignore[arg-type]
+            reuse = writer.reusable_vectors(model)  # type: ignore[arg-type]  (none if the model differs)
             for row in rows:
                 row[VECTOR] = reuse.get(row[HASH])
-            dimension = stored_dimension if stored_model == model and stored_dimension else dimension_of(embed)  # type: ignore[arg-type]
+            dimension = stored_dimension if stored_model == model else None  # else the first batch says
             report.model = model
         elif stored_model:
             # Vectors made earlier stay with unchanged chunks; new chunks have none until --embed.
@@ -253,10 +253,8 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
         # From here on the table changes: a Ctrl-C or SIGTERM waits for the commit (a second or so)
         # and then ends the run, so what the message says matches what the table holds.
         with deferred_signals(redeliver=not owns) as stopped:
-            if embedding and writer.use_vector_column(model, dimension):  # type: ignore[arg-type]
-                report.committed = True  # a new model: its vectors replace the old ones below
             if full or scope or not writer.exists:
-                written = writer.write(rows, paths=None if full else scope, model=model if embedding else None,
+                written = writer.write(rows, paths=None if full else scope, model=model if dimension else None,
                                        dimension=dimension)
                 report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
                 report.version, report.committed = written.version, report.committed or written.committed
@@ -276,12 +274,12 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
                               report)
         report.text_seconds = time.perf_counter() - started
         if embedding:
-            _embed_missing(writer, embed, dimension, on_embed, owns, report, started)  # type: ignore[arg-type]
+            _embed_missing(writer, embed, model, on_embed, owns, report, started)  # type: ignore[arg-type]
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _embed_missing(writer: Any, embed: Embed, dimension: int, on_embed: Callable[[int, int], None] | None,
+def _embed_missing(writer: Any, embed: Embed, model: str, on_embed: Callable[[int, int], None] | None,
                    owns: bool, report: IndexReport, started: float) -> None:
     """Vectors for the rows that have none, committed in steps after the text. A Ctrl-C or
     SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
@@ -292,7 +290,7 @@ def _embed_missing(writer: Any, embed: Embed, dimension: int, on_embed: Callable
             return write()
 
     try:
-        fill_vectors(writer, embed, dimension, commit, on_embed, filled)
+        fill_vectors(writer, embed, model, commit, on_embed, filled)
     except KeyboardInterrupt as exc:
         report.embedded, report.truncated = filled.embedded, filled.truncated
         report.version, report.chunks = writer.version, writer.count()

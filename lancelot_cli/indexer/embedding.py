@@ -35,29 +35,23 @@ class Filled:
     total: int = 0
 
 
-def dimension_of(embed: Embed) -> int:
-    """The length of the vectors ``embed`` makes (one short text embedded)."""
-    vectors = embed(["dimension"])
-    if not vectors or not vectors[0]:
-        raise IndexingError("the embedder returned no vector; check EMBEDDING_MODEL")
-    return len(vectors[0])
-
-
-def fill_vectors(writer: Any, embed: Embed, dimension: int, commit: Callable[[Callable[[], Any]], Any],
+def fill_vectors(writer: Any, embed: Embed, model: str, commit: Callable[[Callable[[], Any]], Any],
                  on_embed: Callable[[int, int], None] | None = None, filled: Filled | None = None) -> Filled:
-    """Embed the table's rows that have no vector yet (shortest first) and commit their vectors in
-    steps (``commit`` runs a write so that a signal waits for it). On an interruption or an error
-    the vectors made since the last step are committed before it goes on up; ``filled`` (given
-    by the caller) says how far it got."""
+    """Embed the table's rows that have no vector of ``model`` yet (shortest first) and commit
+    their vectors in steps (``commit`` runs a write so that a signal waits for it). The first
+    batch says the vectors' size; a column of another model or size is replaced then. On an
+    interruption or an error the vectors made since the last step are committed before it goes
+    on up; ``filled`` (given by the caller) says how far it got."""
     filled = filled if filled is not None else Filled()
     # Shortest first: a model that pads a batch to its longest text pads least (an endpoint embeds
     # each text on its own either way).
-    todo = sorted(writer.rows_without_vectors(), key=lambda row: len(row[TEXT]))
+    todo = sorted(writer.rows_without_vectors(model), key=lambda row: len(row[TEXT]))
     filled.total = len(todo)
     if not todo:
         return filled
     by_hash: dict[str, list[float]] = {}
     pending: dict[str, list[float]] = {}
+    dimension: int | None = None
     last_commit = time.monotonic()
 
     def flush() -> None:
@@ -74,9 +68,12 @@ def fill_vectors(writer: Any, embed: Embed, dimension: int, commit: Callable[[Ca
             for row in batch:
                 if row[HASH] not in by_hash:
                     vector = next(vectors)
+                    if dimension is None:
+                        dimension = len(vector)
+                        commit(lambda: writer.use_vector_column(model, dimension))  # type: ignore[arg-type]
                     if len(vector) != dimension:
-                        raise IndexingError(f"the embedder returned a {len(vector)}-d vector for a {dimension}-d "
-                                            f"column; check EMBEDDING_MODEL")
+                        raise IndexingError(f"the embedder returned {len(vector)}-d and {dimension}-d vectors; "
+                                            f"check EMBEDDING_MODEL")
                     by_hash[row[HASH]] = vector
                     filled.truncated += len(row[TEXT]) > MAX_EMBED_CHARS
                 pending[row[ID]] = by_hash[row[HASH]]

@@ -162,13 +162,16 @@ class TableWriter:
         with _guard("read", self.db_uri, self.name):
             return int(self._tbl.count_rows(f"{VECTOR} IS NULL"))
 
-    def rows_without_vectors(self) -> list[dict[str, Any]]:
-        """id, hash and text of the rows whose vector is still missing (written text first)."""
-        if self._tbl is None or VECTOR not in self._tbl.schema.names:
+    def rows_without_vectors(self, model: str) -> list[dict[str, Any]]:
+        """id, hash and text of the rows that have no vector made by ``model`` yet (written text
+        first): those with none, or every row when the column holds another model's or is missing."""
+        if self._tbl is None:
             return []
+        search = self._tbl.search()
+        if self.vector_info()[0] == model:
+            search = search.where(f"{VECTOR} IS NULL")
         with _guard("read", self.db_uri, self.name):
-            return self._tbl.search().where(f"{VECTOR} IS NULL").select([ID, HASH, TEXT]).limit(None) \
-                .to_arrow().to_pylist()
+            return search.select([ID, HASH, TEXT]).limit(None).to_arrow().to_pylist()
 
     def use_vector_column(self, model: str, dimension: int) -> bool:
         """Make the vector column the one ``model`` fills (``dimension`` long), emptied when it held

@@ -166,3 +166,27 @@ def test_headings_show_as_words_in_snippets_and_context(tmp_path: Path, monkeypa
     context = engine.query("refund warranty").context
     assert "# Refund policy" not in context and "========" not in context
     assert "Refund policy\n" in context and "Two years on every kayak." in context
+
+
+def _sphinx_build(root: Path, index_js: str) -> None:
+    (root / "_static").mkdir(parents=True)
+    (root / "searchindex.js").write_text(index_js)
+    for name in ("index", "usage", "whole-book"):
+        (root / f"{name}.html").write_text(f"<html><head><title>{name}</title></head><body><div role='main'>"
+                                           f"<h1>{name}</h1><p>The widget spins on {name}.</p></div></body></html>")
+
+
+def test_a_sphinx_page_its_search_index_does_not_list_is_left_out(tmp_path: Path) -> None:
+    """Debian's developers-reference ships the whole book on one page beside its chapters; the
+    page is no page of the Sphinx project (its searchindex.js lists the chapters), and it would
+    come first for every question."""
+    _sphinx_build(tmp_path, 'Search.setIndex({"docnames": ["index", "usage"], "filenames": ["index.rst"]})')
+    found = scan(tmp_path)
+    assert found.paths == ["index.html", "usage.html"]
+    assert "1 page its search index does not list" in (found.site_note() or "")
+
+
+@pytest.mark.parametrize("index_js", ["garbage", 'Search.setIndex({"docnames": []})', ""])
+def test_an_unreadable_sphinx_search_index_leaves_every_page_in(tmp_path: Path, index_js: str) -> None:
+    _sphinx_build(tmp_path, index_js)
+    assert scan(tmp_path).paths == ["index.html", "usage.html", "whole-book.html"]

@@ -11,6 +11,7 @@ this off.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 SOURCE_COPY = "source copy"
 GENERATED = "generated page"
 FRAGMENT = "source fragment"
+UNLISTED = "page its search index does not list"
 BESIDE = "pages with their sources"  # no generator's marker: X.html shipped with X.txt (AsciiDoc, Pandoc...)
 # What a page is written in before it is built (an .adoc or .rst is read only with --ext).
 _SOURCE_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".adoc", ".asciidoc", ".rst")
@@ -27,6 +29,7 @@ _PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
 _SPHINX_GENERATED = re.compile(r"^(search|genindex(-[^/]*)?|[a-z]*-?modindex)\.html$|^_modules/|^_static/|^_images/")
 _MKDOCS_GENERATED = re.compile(r"^(404|search)\.html$|^search/|^assets/")
 _DOCUSAURUS_GENERATED = re.compile(r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)|^blog/(archive|page)/")
+_DOCNAMES = re.compile(r'"?docnames"?\s*:\s*(\[[^\]]*\])')
 _GENERATOR = re.compile(rb"<meta\s+name=[\"']generator[\"']\s+content=[\"']([^\"']+)", re.I)
 
 
@@ -34,6 +37,7 @@ _GENERATOR = re.compile(rb"<meta\s+name=[\"']generator[\"']\s+content=[\"']([^\"
 class Site:
     kind: str  # "Sphinx", "MkDocs", "Docusaurus"
     root: str  # relative folder ("" for the indexed folder itself), forward slashes
+    pages: frozenset[str] | None = None  # Sphinx: the pages its search index lists ("pkgs.html"), if read
 
     def leave_out(self, rel: str) -> str | None:
         """Why ``rel`` (relative to the indexed folder) is not a rendered page of this site, or None."""
@@ -43,7 +47,11 @@ class Site:
         if self.kind == "Sphinx":
             if inner.startswith("_sources/"):
                 return SOURCE_COPY
-            return GENERATED if _SPHINX_GENERATED.search(inner) else None
+            if _SPHINX_GENERATED.search(inner):
+                return GENERATED
+            if self.pages is not None and inner.lower().endswith(".html") and inner not in self.pages:
+                return UNLISTED
+            return None
         pattern = _MKDOCS_GENERATED if self.kind == "MkDocs" else _DOCUSAURUS_GENERATED
         return GENERATED if pattern.search(inner) else None
 
@@ -53,7 +61,7 @@ def detect(folder: str, rel: str, dirs: list[str], files: list[str]) -> Site | N
     entries, or None."""
     names = set(files)
     if "searchindex.js" in names and ({"_sources", "_static"} & set(dirs)):
-        return Site("Sphinx", rel)
+        return Site("Sphinx", rel, _sphinx_pages(os.path.join(folder, "searchindex.js")))
     if "search" in dirs and os.path.isfile(os.path.join(folder, "search", "search_index.json")):
         return Site("MkDocs", rel)
     if "index.html" in names and "assets" in dirs:
@@ -82,6 +90,23 @@ def sources_beside_pages(names: list[str], below_pairs: bool = False) -> dict[st
     return {}
 
 
+def _sphinx_pages(path: str) -> frozenset[str] | None:
+    """The pages a Sphinx build's ``searchindex.js`` lists (``docnames``, as ``.html`` files and as
+    ``dirhtml``'s ``NAME/index.html``), or None when it cannot be read. A page of the folder that
+    it does not list was not built from the site's sources: a single-page copy of the whole book
+    (``developers-reference.html`` beside its chapters) that would outrank every chapter."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 20).decode("utf-8", "replace")
+        found = _DOCNAMES.search(head)
+        names = json.loads(found.group(1)) if found else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return None
+    return frozenset(page for name in names for page in (f"{name}.html", f"{name}/index.html"))
+
+
 def _generator(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -108,10 +133,11 @@ def describe(counts: dict[tuple[str, str], int]) -> str:
     parts = []
     for kind in sorted({k for k, _ in counts}):
         copies, generated = counts.get((kind, SOURCE_COPY), 0), counts.get((kind, GENERATED), 0)
-        fragments = counts.get((kind, FRAGMENT), 0)
+        fragments, unlisted = counts.get((kind, FRAGMENT), 0), counts.get((kind, UNLISTED), 0)
         what = [f"{n} {one if n == 1 else many}" for n, one, many in
                 ((copies, SOURCE_COPY, "source copies"), (generated, GENERATED, "generated pages"),
-                 (fragments, FRAGMENT, "source fragments")) if n]
+                 (fragments, FRAGMENT, "source fragments"),
+                 (unlisted, UNLISTED, "pages its search index does not list")) if n]
         found = "rendered pages with their sources found" if kind == BESIDE else f"{kind} site found"
         parts.append(f"{found}: left out {' and '.join(what) or 'nothing'}")
     return "; ".join(parts) + " (--no-site-detection to index them)" if parts else ""

@@ -1,9 +1,12 @@
-"""Known-item search on every tuning corpus at once: the PostgreSQL manual (DocBook HTML), the FastAPI
-docs (MkDocs Markdown), two Chinese and two Japanese Debian manuals (DocBook and Sphinx HTML), so
-that no ranking change is judged on one manual only.
+"""Known-item search on every tuning corpus at once: the PostgreSQL manual (DocBook HTML), the Django
+docs (Sphinx HTML), the FastAPI docs (MkDocs Markdown), the Redux docs (Docusaurus Markdown and
+MDX), two Chinese and two Japanese Debian manuals (DocBook and Sphinx HTML), so that no ranking
+change is judged on one manual only.
 
 Run from the repository root (the Debian packages first: ``apt-get install postgresql-doc-15
-debian-faq-zh-cn maint-guide-zh-cn debian-reference-ja developers-reference-ja``):
+python-django-doc debian-faq-zh-cn maint-guide-zh-cn debian-reference-ja developers-reference-ja``;
+the Redux docs are the ``docs/`` folder of a checkout of github.com/reduxjs/redux, at 3084fc33 for
+the figures in README.md, in ``/tmp/corpora/redux/docs`` or ``$LANCELOT_BENCH_REDUX_DOCS``):
     python tests/benchmarks/corpora.py [--label NAME] [--only pg,fastapi,...] [known_items.py options]
     python tests/benchmarks/corpora.py --table NAME [NAME ...]
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +35,8 @@ QUESTIONS = HERE / "known_items"
 RESULTS = HERE / "results" / "corpora"
 CORPORA = {  # name: (documentation folder, question file)
     "pg": ("/usr/share/doc/postgresql-doc-15/html", "postgresql15.jsonl"),
+    "django": ("/usr/share/doc/python-django-doc/html", "django32.jsonl"),
+    "redux": (os.environ.get("LANCELOT_BENCH_REDUX_DOCS", "/tmp/corpora/redux/docs"), "redux.jsonl"),
     "fastapi": (str(REPO.parent / "shared" / "data" / "fastapi-docs" / "docs" / "en" / "docs"), "fastapi.jsonl"),
     "zhfaq": ("/usr/share/doc/debian/FAQ/zh-cn", "debian-faq-zh-cn.jsonl"),
     "mgzh": ("/usr/share/doc/maint-guide-zh-cn/html", "maint-guide-zh-cn.jsonl"),

@@ -128,7 +128,10 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
     shutil.rmtree(db, ignore_errors=True)
     log(f"indexing {src} into {db} …")
     t0 = time.perf_counter()
-    embed = ["--embed-model", model] if model else []
+    # Without --embed-model the index is text only, even on a machine with a local model cached
+    # (code since 9835bba would embed with it by default); older code has no --no-embed flag.
+    text_only = "--no-embed" in (root / "lancelot_cli" / "cli" / "index.py").read_text(encoding="utf-8")
+    embed = ["--embed-model", model] if model else ["--no-embed"] if text_only else []
     run = subprocess.run([sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), *embed], cwd=root,
                          env=env, capture_output=True, text=True, timeout=opts.index_timeout)
     seconds = time.perf_counter() - t0

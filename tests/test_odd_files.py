@@ -68,3 +68,21 @@ def test_utf16_without_a_byte_order_mark_is_still_a_binary_file(tmp_path: Path) 
     (src / "wide.md").write_bytes("# Wide\n\ntext\n".encode("utf-16-le"))
     code, report, _ = index(src, tmp_path / "db")
     assert code == 0 and report["skipped"] == [{"path": "wide.md", "reason": "looks like a binary file"}]
+
+
+def test_a_nul_in_a_table_name_is_an_unknown_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MCP client can send "doc\\u0000x" as the table (argv cannot): it is a table that does not
+    exist, said in the usual one line, not `ValueError: embedded null byte`."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.errors import TableNotFoundError
+    from lancelot_cli.settings import load
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.md").write_text("# A\n\nkayak\n")
+    index(src, tmp_path / "db")
+    monkeypatch.setenv("LANCEDB_PATH", str(tmp_path / "db"))
+    engine = Engine(load())
+    for call in (lambda: engine.search("kayak", table="doc\x00x"), lambda: engine.document("a.md", table="doc\x00x")):
+        with pytest.raises(TableNotFoundError, match=r"table 'doc\\x00x' not found .*tables here: documents"):
+            call()

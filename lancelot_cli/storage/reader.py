@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
@@ -270,6 +270,8 @@ class ReadOnlyDatabase:
         it sees, worked out once per version."""
         if name in self._open:
             return self._open[name]
+        if "\x00" in name:  # no table can be named so (the file system refuses the name)
+            self._not_found(name)
         identity = self._folder_identity(name) if is_local(self.uri) else None
         kept = self._handles.get(name) if identity is not None else None
         if kept is not None and kept[0] == identity:
@@ -293,9 +295,12 @@ class ReadOnlyDatabase:
             if "not found" not in message and "invalid table name" not in message \
                     and not isinstance(exc, FileNotFoundError):
                 raise
-            existing = self.table_names()
-            hint = f"tables here: {', '.join(existing)}" if existing else "this database has no tables yet; run `lancelot index SRC DB`"
-            raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
+            self._not_found(name)
+
+    def _not_found(self, name: str) -> NoReturn:
+        existing = self.table_names()
+        hint = f"tables here: {', '.join(existing)}" if existing else "this database has no tables yet; run `lancelot index SRC DB`"
+        raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
 
     def _folder_identity(self, name: str) -> tuple[int, int, int] | None:
         """The table folder's device, inode and change time; None when it cannot be told (then

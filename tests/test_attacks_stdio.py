@@ -103,6 +103,22 @@ def test_a_line_that_is_not_json_gets_a_parse_error(raw: Raw, line: bytes) -> No
     assert raw.receive()["id"] == 5
 
 
+@pytest.mark.parametrize("query", ["refund \\ud800", "\\udfff policy", "refund \\ud83d\\ude00"],
+                         ids=["high-alone", "low-alone", "a-pair"])
+def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(raw: Raw, query: str) -> None:
+    """``"\\ud800"`` is valid JSON grammar (half an emoji) that the SDK's parser refuses; the call is
+    answered, with its id, as if the half were U+FFFD (issue 27 #5: it got -32700 with id null)."""
+    raw.initialize()
+    line = ('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "lancedb_search", '
+            '"arguments": {"query": "%s", "limit": 3}}}' % query)
+    raw.send_line(line.encode())
+    reply = raw.receive()
+    assert reply["id"] == 11 and "error" not in reply, reply
+    found = json.loads(reply["result"]["content"][0]["text"])
+    assert found["query"] == json.loads(f'"{query}"').encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert found["hits"]  # "refund" is found
+
+
 @pytest.mark.parametrize(("line", "expected_id"), [(b'{"foo": 1}', None), (b"[1, 2]", None), (b"42", None),
                                                    (b'{"jsonrpc": "2.0", "id": 9, "method": 3}', 9)])
 def test_json_that_is_not_json_rpc_gets_invalid_request(raw: Raw, line: bytes, expected_id: Any) -> None:

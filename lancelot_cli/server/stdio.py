@@ -6,8 +6,9 @@ at stderr, so a flushed ``print`` from any library lands on stderr. What such a 
 session ends, fd 1 is pointed at stderr for good. Logs go to stderr. The server exits 0 when the
 client closes stdin.
 
-Two answers the SDK does not give are added here: a line that is not JSON gets a -32700 Parse
-error reply, and a JSON line that is not a JSON-RPC message a -32600 Invalid Request (the SDK
+Two answers the SDK does not give are added here (and one repair: a lone UTF-16 surrogate escape,
+valid JSON grammar that the SDK's parser refuses, is read as U+FFFD): a line that is not JSON gets
+a -32700 Parse error reply, and a JSON line that is not a JSON-RPC message a -32600 Invalid Request (the SDK
 drops both silently, so a client would wait forever); a request before ``initialize`` gets an
 error that says so instead of the SDK's bare "Invalid request parameters".
 """
@@ -64,7 +65,11 @@ async def _serve(lowlevel: Any) -> None:
             async with send:
                 async for item in read_stream:
                     if isinstance(item, Exception):
-                        await write_stream.send(_error_reply(item))
+                        repaired = _without_lone_surrogates(item)
+                        if repaired is not None:
+                            await send.send(repaired)
+                        else:
+                            await write_stream.send(_error_reply(item))
                     else:
                         await send.send(item)
 
@@ -96,6 +101,39 @@ def _error_reply(exc: Exception) -> Any:
         request_id = _request_id(errors)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
                                              error=types.ErrorData(code=code, message=message)))
+
+
+def _without_lone_surrogates(exc: Exception) -> Any:
+    """The message of a line that is valid JSON but for a lone UTF-16 surrogate escape (``"\\ud800"``,
+    half an emoji; the SDK's parser refuses it, and the client would get a reply without its id),
+    each lone surrogate read as U+FFFD; None for any other unreadable line."""
+    import json
+
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    try:
+        errors = list(exc.errors())  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):
+        return None
+    line = next((e.get("input") for e in errors if e.get("type") == "json_invalid"), None)
+    if not isinstance(line, str) or "\\u" not in line.lower():
+        return None
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(_replace_surrogates(json.loads(line)), by_name=False)
+    except Exception:  # not JSON for Python either, or not a message: the usual error reply
+        return None
+    return SessionMessage(message)
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _inputs(errors: list[dict[str, Any]]) -> list[Any]:

@@ -671,3 +671,55 @@ def test_database_and_home_and_cwd_unchanged(
     assert list(home.rglob("*")) == []
     assert list(cwd.rglob("*")) == []
     assert os.environ["LANCELOT_CONFIG_DIR"].startswith("/tmp/")
+
+
+# -- malformed events (issue 27 #7) ---------------------------------------------------------------
+
+
+def _broken(change: Callable[[dict[str, Any]], Any]) -> Any:
+    event = make_event(rpc("tools/list"))
+    return change(event)
+
+
+def _set(key: str, value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def change(event: dict[str, Any]) -> dict[str, Any]:
+        event[key] = value
+        return event
+    return change
+
+
+MALFORMED: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "bad-base64": lambda e: {**e, "isBase64Encoded": True, "body": "!!!not base64"},
+    "none": lambda e: None,
+    "int": lambda e: 42,
+    "list": lambda e: [],
+    "headers-null": _set("headers", None),
+    "no-request-context-http": lambda e: {**e, "requestContext": {k: v for k, v in e["requestContext"].items()
+                                                                   if k != "http"}},
+    "no-request-context": lambda e: {k: v for k, v in e.items() if k != "requestContext"},
+    "header-value-int": lambda e: {**e, "headers": {**e["headers"], "x-number": 5}},
+    "cookies-null": _set("cookies", None),
+    "cookies-not-strings": _set("cookies", [1, None]),
+    "body-int": _set("body", 5),
+    "query-null": _set("rawQueryString", None),
+    "method-null": lambda e: {**e, "requestContext": {**e["requestContext"],
+                                                      "http": {**e["requestContext"]["http"], "method": None}}},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_a_malformed_event_gets_a_400_with_a_json_rpc_error(lam: Callable[..., Invoke], kind: str) -> None:
+    invoke = lam()
+    event = _broken(MALFORMED[kind])
+    if kind == "cookies-null":  # null for "no cookies": served
+        assert invoke(event)["statusCode"] == 200
+        return
+    if kind == "headers-null":  # null for "no headers": answered by the HTTP rules (no Content-Type)
+        response = invoke(event)
+        assert response["statusCode"] == 415 and "Content-Type" in body_json(response)["error"]["message"]
+        return
+    response = invoke(event)
+    assert response["statusCode"] == 400, response
+    error = body_json(response)["error"]
+    assert error["code"] == -32600 and "not an API Gateway HTTP API event" in error["message"]
+    assert invoke(make_event(rpc("tools/list")))["statusCode"] == 200  # and the next request is served

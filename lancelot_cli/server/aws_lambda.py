@@ -57,8 +57,59 @@ def build_handler() -> Any:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """The Lambda entry point (`lancelot_cli.server.aws_lambda.handler`, the Dockerfile's CMD)."""
+    """The Lambda entry point (`lancelot_cli.server.aws_lambda.handler`, the Dockerfile's CMD).
+
+    An event that is not an HTTP API request (not an object, no ``requestContext.http``, headers
+    that are not strings, a body that is not base64 when it says it is...) gets a 400 with a
+    JSON-RPC error saying so, never an exception: Mangum reads events with ``[]`` and ``.items()``
+    and raised on them (issue 27 #7)."""
     global _handler
+    problem = _malformed(event)
+    if problem:
+        return _bad_event(problem)
     if _handler is None:
         _handler = build_handler()
-    return _handler(event, context)
+    if event.get("headers") is None:  # "no headers" as null: Mangum wants an object
+        event = {**event, "headers": {}}
+    try:
+        return _handler(event, context)
+    except (KeyError, TypeError, AttributeError, ValueError, RuntimeError) as exc:
+        # Mangum's event parsing (the app answers its own errors as HTTP responses)
+        return _bad_event(f"{type(exc).__name__}: {exc}"[:200])
+
+
+def _malformed(event: Any) -> str | None:
+    """What makes ``event`` no API Gateway HTTP API (payload 2.0) request, or None."""
+    if not isinstance(event, dict):
+        return f"the event is {type(event).__name__}, not an object"
+    http = (event.get("requestContext") or {}).get("http") if isinstance(event.get("requestContext"), dict) else None
+    if not isinstance(http, dict) or not isinstance(http.get("method"), str) or not isinstance(http.get("path"), str):
+        return "requestContext.http with a method and a path is missing"
+    headers = event.get("headers", {})
+    if headers is not None and not (isinstance(headers, dict)
+                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
+        return "headers must be an object of strings"
+    cookies = event.get("cookies")
+    if cookies is not None and not (isinstance(cookies, list) and all(isinstance(c, str) for c in cookies)):
+        return "cookies must be a list of strings"
+    for key in ("body", "rawQueryString", "rawPath"):
+        if event.get(key) is not None and not isinstance(event[key], str):
+            return f"{key} must be a string"
+    if event.get("isBase64Encoded") and event.get("body"):
+        import base64
+        import binascii
+
+        try:
+            base64.b64decode(event["body"], validate=True)
+        except (binascii.Error, ValueError):
+            return "the body is marked base64 but is not"
+    return None
+
+
+def _bad_event(problem: str) -> dict[str, Any]:
+    import json
+
+    body = {"jsonrpc": "2.0", "id": None,
+            "error": {"code": -32600, "message": f"Invalid Request: not an API Gateway HTTP API event ({problem})"}}
+    return {"statusCode": 400, "headers": {"content-type": "application/json"}, "body": json.dumps(body),
+            "isBase64Encoded": False}

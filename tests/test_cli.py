@@ -651,3 +651,21 @@ def test_search_filters_match_the_tool_filters(monkeypatch: pytest.MonkeyPatch, 
     assert bad.exit_code == 2 and "COLUMN=VALUE" in bad.stderr
     missing = cli("query", "refund", "--db", sample_db, "-f", "kind=adr")
     assert missing.exit_code == 1 and "its columns are" in missing.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["status"], ["search", "refund", "-n", "20"]])
+def test_a_closed_pipe_ends_a_command_quietly(sample_db: Path, command: list[str]) -> None:
+    """`lancelot status | head -1`: the reader closed the pipe; no "unexpected BrokenPipeError"."""
+    import subprocess
+
+    from tests.conftest import lancelot_command, subprocess_env
+
+    proc = subprocess.Popen([*lancelot_command(), *command, "--db", str(sample_db)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=subprocess_env())
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(5)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (0, 1), err  # 1 when the write failed (rich's own rule), 0 when all fitted
+    assert "BrokenPipe" not in err and "error" not in err, err

@@ -132,6 +132,8 @@ class LancelotGroup(TyperGroup):
             _usage_fail(exc)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
+        except BrokenPipeError:  # `lancelot status | head`: the reader has what it wanted; exit 1, quietly,
+            raise typer.Exit(1) from None  # as rich's own closed-pipe handling does
         except Exception as exc:
             if os.environ.get("LANCELOT_LOG_LEVEL", "").strip().lower() in {"debug", "silly"}:
                 raise

@@ -693,3 +693,23 @@ def test_http_with_a_missing_database_warns_once_and_serves_after_index(spawn: A
                    env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")), timeout=120)
     result = assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))
     assert not result["isError"] and result["structuredContent"]["count"] > 0, result
+
+
+# -- batches and lone surrogates (issue 27 #5, #8) ------------------------------------------------
+
+
+def test_a_batch_array_is_refused_in_one_line(loopback: Served) -> None:
+    body = b"[" + rpc(id=1) + b"," + rpc(id=2) + b"]"
+    error = assert_error(request(loopback.port, body=body), 400)
+    assert error["code"] == -32600 and "batches are not supported" in error["message"], error
+    assert len(json.dumps(error)) < 300  # one line, no model dump
+
+
+@pytest.mark.parametrize("query", ["refund \\ud800", "refund \\ud83d\\ude00"], ids=["lone-half", "a-pair"])
+def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(loopback: Served, query: str) -> None:
+    body = ('{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lancedb_search", '
+            '"arguments": {"query": "%s", "limit": 3}}}' % query).encode()
+    result = assert_tool_reply(request(loopback.port, body=body), id=4)
+    found = result["structuredContent"]
+    assert found["query"] == json.loads(f'"{query}"').encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert found["hits"]

@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 
+from lancelot_cli.server.surrogates import replace_lone
 from lancelot_cli.settings import Settings
 
 Scope = MutableMapping[str, Any]
@@ -78,8 +79,22 @@ def json_problem(body: bytes) -> str | None:
     except (ValueError, RecursionError):
         return "Parse error: the body is not JSON"
     if not isinstance(value, (dict, list)):
-        return "Parse error: the body must be a JSON-RPC object (or a batch array)"
+        return "Parse error: the body must be a JSON-RPC object"
     return None
+
+
+BATCH = "Invalid Request: batches are not supported; send one JSON-RPC message per request"
+
+
+def repaired(body: bytes) -> bytes:
+    """``body`` (JSON already checked) with each lone UTF-16 surrogate escape (``"\\ud800"``, half an
+    emoji: valid JSON grammar that the SDK's parser refuses) as U+FFFD, as stdio reads it; the
+    body itself when it has none."""
+    if b"\\u" not in body.lower():
+        return body
+    value = json.loads(body)
+    fixed = replace_lone(value)
+    return body if fixed == value else json.dumps(fixed).encode()
 
 
 def _depth(text: str) -> int:
@@ -176,6 +191,9 @@ class Guard:
         problem = json_problem(bytes(body))
         if problem:
             return await _reply(send, 400, problem, code=-32700)
+        if body.lstrip()[:1] == b"[":  # the SDK answered a batch with a pydantic dump and -32602
+            return await _reply(send, 400, BATCH)
+        body = repaired(bytes(body))
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.supported_versions:
             return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: "

@@ -112,6 +112,8 @@ def _without_lone_surrogates(exc: Exception) -> Any:
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
+    from lancelot_cli.server.surrogates import replace_lone
+
     try:
         errors = list(exc.errors())  # type: ignore[attr-defined]
     except (AttributeError, TypeError):
@@ -120,20 +122,10 @@ def _without_lone_surrogates(exc: Exception) -> Any:
     if not isinstance(line, str) or "\\u" not in line.lower():
         return None
     try:
-        message = types.jsonrpc_message_adapter.validate_python(_replace_surrogates(json.loads(line)), by_name=False)
+        message = types.jsonrpc_message_adapter.validate_python(replace_lone(json.loads(line)), by_name=False)
     except Exception:  # not JSON for Python either, or not a message: the usual error reply
         return None
     return SessionMessage(message)
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, list):
-        return [_replace_surrogates(item) for item in value]
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    return value
 
 
 def _inputs(errors: list[dict[str, Any]]) -> list[Any]:

@@ -13,19 +13,12 @@ from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
-from lancelot_cli.storage.analyzer import split_words, unspaced_share
+from lancelot_cli.storage.analyzer import has_unspaced, split_words
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 from lancelot_cli.textmatch import query_words
 
 Embedder = Callable[[list[str]], list[list[float]]]
-# An ``auto`` search whose query has a word in Chinese, Japanese, Korean, Thai... (more than this
-# share of its words) is a text search when the table's local model is English-only. On the
-# Chinese and Japanese tuning manuals all-MiniLM-L6-v2 hybrid scored MRR@10 0.67-0.80 where text
-# scored 0.79-0.95; letting mixed queries with at most half their words in CJK (`用 rsync 备份`)
-# stay hybrid gained 0.023 on one manual's tune split and cost 0.12 on another's heldout
-# (tests/benchmarks/README.md, "Every language").
-CJK_QUERY = 0.0
 
 
 @dataclass(frozen=True)
@@ -97,8 +90,14 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
     if asked == "auto" and plan.model and not local_embed.multilingual(plan.model) \
-            and unspaced_share(request.query) > CJK_QUERY:
-        plan = Plan("text", None)  # an English model's vectors pull a Chinese or Japanese query down
+            and any(has_unspaced(word) for word in ask.words):
+        # A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the
+        # table's local model is English-only: on the Chinese and Japanese tuning manuals
+        # all-MiniLM-L6-v2 hybrid scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed
+        # queries with at most half their words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on
+        # one manual's tune split and cost 0.12 on another's heldout (tests/benchmarks/README.md,
+        # "Every language and every way of asking").
+        plan = Plan("text", None)
     hits: list[Hit] = []
     note = plan.note
     search_type = ranking_name = None

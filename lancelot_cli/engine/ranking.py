@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lancelot_cli.models import Hit
-from lancelot_cli.storage.analyzer import shares_term
+from lancelot_cli.storage.analyzer import holds_term, query_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
@@ -149,9 +149,15 @@ def seen_matches(rows: Sequence[Row], ask: Ask) -> list[Row]:
     """The rows whose text, title or heading path holds a query word, when any does: BM25 also
     scores the file path, and a hit that matched only its folder's name (``policies/``) shows a
     person nothing they asked for. A search that matched only paths keeps its rows."""
+    terms: frozenset[str] | None = None  # the query analyzed once, for the rows no word is a substring of
+
     def seen(row: Row) -> bool:
+        nonlocal terms
         visible = " ".join(str(row.get(c) or "") for c in (ask.text_col, TITLE, HEADING))
-        return matched_share(visible, ask.words) > 0 or shares_term(visible, ask.query)
+        if matched_share(visible, ask.words) > 0:
+            return True
+        terms = query_terms(ask.query) if terms is None else terms
+        return holds_term(visible, terms)
 
     kept = [row for row in rows if seen(row)]
     return kept or list(rows)

@@ -156,12 +156,6 @@ class TableWriter:
             rows = self._tbl.search().where(f"{CHUNK} = 0").select(columns).limit(None).to_arrow().to_pylist()
         return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in rows}
 
-    def missing_vectors(self) -> int:
-        if self._tbl is None or VECTOR not in self._tbl.schema.names:
-            return 0
-        with _guard("read", self.db_uri, self.name):
-            return int(self._tbl.count_rows(f"{VECTOR} IS NULL"))
-
     def rows_without_vectors(self, model: str) -> list[dict[str, Any]]:
         """id, hash and text of the rows that have no vector made by ``model`` yet (written text
         first): those with none, or every row when the column holds another model's or is missing."""

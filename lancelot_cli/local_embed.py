@@ -166,17 +166,12 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.load()
         texts = list(texts)
-        try:
-            if len(texts) < 2 * WORKERS:
-                return self._run(texts)
-            # Longest first, dealt round-robin, so the workers finish about together.
-            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-            shares = [order[k::WORKERS] for k in range(WORKERS)]
-            parts = list(_pool().map(self._run, [[texts[i] for i in share] for share in shares]))
-        except EmbeddingError:
-            raise
-        except Exception as exc:  # onnxruntime errors: a model that does not fit the runner
-            raise EmbeddingError(f"the local model {self.model} failed to embed: {_short(exc)}") from None
+        if len(texts) < 2 * WORKERS:
+            return self._run(texts)
+        # Longest first, dealt round-robin, so the workers finish about together.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        shares = [order[k::WORKERS] for k in range(WORKERS)]
+        parts = list(_pool().map(self._run, [[texts[i] for i in share] for share in shares]))
         found: list[list[float]] = [[] for _ in texts]
         for share, vectors in zip(shares, parts):
             for i, vector in zip(share, vectors):
@@ -184,7 +179,7 @@ class LocalEmbedder:
         return found
 
     def _run(self, texts: list[str]) -> list[list[float]]:
-        try:
+        try:  # onnxruntime errors: a model that does not fit the runner
             return [vector.tolist() for vector in self._encoder.embed(texts, batch_size=BATCH)]
         except Exception as exc:
             raise EmbeddingError(f"the local model {self.model} failed to embed: {_short(exc)}") from None

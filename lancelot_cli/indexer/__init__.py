@@ -257,7 +257,7 @@ def _index(source: Path | str, database: str, table: str, chunk_size: int, worke
                 written = writer.write(rows, paths=None if full else scope, model=model if dimension else None,
                                        dimension=dimension)
                 report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
-                report.version, report.committed = written.version, report.committed or written.committed
+                report.version, report.committed = written.version, written.committed
                 report.optimized = written.optimized
             else:
                 report.version = writer.version

@@ -131,8 +131,8 @@ class Settings:
     index_cache_mb: int = _setting("LANCELOT_INDEX_CACHE_MB", 128, "int", "MiB of index data (full-text posting "
                                    "lists, vector partitions) kept in memory between searches; LanceDB's own "
                                    "default is 6 GiB")
-    warm_minutes: float = _setting("LANCELOT_WARM", 10.0, "minutes", "CLI: minutes a warm process (lancedb kept "
-                                   "loaded for search, query, show, status) stays alive while idle; 0: none")
+    warm_minutes: float = _setting("LANCELOT_WARM", 10.0, "minutes", "CLI: minutes a background `lancelot "
+                                   "serve` (answering search, query, show, status) stays alive while idle; 0: none")
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 

@@ -126,3 +126,52 @@ _CONVERTERS: dict[type, Any] = {
     m.Hit: _hit, m.SearchResult: _search, m.ContextBlock: _context, m.Document: _document,
     m.AgentDocument: _agent, m.TableStatus: _table, m.Status: _status, m.Version: _version,
 }
+
+
+# -- back from the wire: what the CLI renders when the background server answered (cli/background.py) --
+
+
+def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
+    """A search reply's JSON as the model (``query``: the whole query, which the reply echoes capped)."""
+    hits = tuple(m.Hit(id=h["id"], score=h["score"], matched=h["matched"], title=h["title"], source=h["source"],
+                       snippet=h["snippet"], metadata=h["metadata"], ranks=h.get("ranks")) for h in data["hits"])
+    return m.SearchResult(query=query, table=data["table"], search_type=data["searchType"], ranking=data["ranking"],
+                          hits=hits, note=data.get("note"))
+
+
+def context_from_wire(data: dict[str, Any], question: str) -> m.ContextBlock:
+    return m.ContextBlock(question=question, table=data["table"], mode=data["mode"], search_type=data["searchType"],
+                          ranking=data["ranking"], budget=data["budget"], included=data["included"],
+                          left_out=data["leftOut"], context=data["context"], note=data.get("note"))
+
+
+def document_from_wire(data: dict[str, Any]) -> m.Document:
+    return m.Document(source=data["source"], title=data["title"], table=data["table"], chunks=data["chunks"],
+                      first=data["first"], last=data["last"], included=data["included"], cut=data["cut"],
+                      budget=data["budget"], context=data["context"])
+
+
+def status_from_wire(data: dict[str, Any]) -> m.Status:
+    conn, emb, d = data["connection"], data["embeddings"], data["defaults"]
+    return m.Status(
+        connection=m.Connection(path=conn["path"], ok=conn["ok"], store=conn.get("store"),
+                                consistency_seconds=conn.get("consistencySeconds"), error=conn.get("error")),
+        tables=tuple(_table_from_wire(t) for t in data["tables"]),
+        embeddings=m.Embeddings(available=emb["available"], key_source=emb["keySource"], model=emb["model"],
+                                dimensions=emb["dimensions"], base_url=emb["baseUrl"]),
+        defaults=m.Defaults(table=d["table"], text_column=d["textColumn"], vector_column=d["vectorColumn"],
+                            limit=d["limit"], context_budget=d["contextBudget"]),
+    )
+
+
+def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
+    if "error" in data:
+        return m.TableStatus(name=data["name"], error=data["error"])
+    columns = data.get("columns")
+    return m.TableStatus(
+        name=data["name"], rows=data["rows"], version=data["version"], updated_at=data["updatedAt"],
+        fts_columns=tuple(data["fullTextColumns"]),
+        vectors=tuple(m.VectorStatus(column=v["column"], dimension=v["dimension"], model=v["model"],
+                                     missing=v["missing"]) for v in data["vectors"]),
+        embedding_model=data.get("embeddingModel"), indexed_at=data.get("indexedAt"),
+        fts_coverage=data.get("fullTextCoverage"), columns=tuple(columns) if columns is not None else None)

@@ -233,11 +233,11 @@ def main() -> None:
     global _PROCESS_EXIT
     _PROCESS_EXIT = True
     code = run()
-    warm = sys.modules.get("lancelot_cli.warm.client")  # loaded by a read command with LANCELOT_WARM on
-    if warm is not None:
+    background = sys.modules.get("lancelot_cli.cli.background")  # loaded by a read command, LANCELOT_WARM on
+    if background is not None:
         try:
             _flush_output()  # whoever reads our output need not wait for the start
-            warm.start_pending()  # after the output: the next read command finds a warm process
+            background.start_pending()  # after the output: the next read command finds a server
         except KeyboardInterrupt:
             _exit_now(130)
     _exit_now(code)

@@ -1,14 +1,16 @@
 """`status`, `search`, `query`, `show`, `version`: the engine's models, drawn for a person (`render`) or as JSON (`wire`).
 
 `render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither. The
-read commands (not `version`) get their engine from `_engine`: the warm process when one answers.
+read commands (not `version`) are answered by the background server when one runs (`_answer`,
+cli/background.py), else by the engine in-process.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -16,7 +18,12 @@ from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.wire import to_json
+from lancelot_cli.settings import Settings
+from lancelot_cli.wire import context_from_wire, document_from_wire, search_from_wire, status_from_wire, to_json
+
+if TYPE_CHECKING:
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.models import Document
 
 T = TypeVar("T")
 
@@ -74,19 +81,22 @@ def parse_filters(values: list[str] | None) -> dict[str, object] | None:
 SearchType = Enum("SearchType", {name: name for name in SEARCH_TYPES}, type=str)  # type: ignore[misc]
 
 
-def _engine(ctx: typer.Context, db: str | None):  # type: ignore[no-untyped-def]
-    """The Engine, or its stand-in answered by the warm process (LANCELOT_WARM; see lancelot_cli.warm):
-    same methods, same models and errors, without importing lancedb here."""
-    settings = load_settings(ctx, db)
+def _answer(settings: Settings, tool: str, arguments: dict[str, Any], local: Callable[[Engine], T],
+            from_wire: Callable[[dict[str, Any]], T]) -> tuple[T, str]:
+    """The reply model ``render`` draws and its ``--json`` text: from the background server when one
+    answers (``tool`` with the non-None ``arguments``; cli/background.py), else from the engine
+    in-process (``local``). The same model, the same JSON and the same errors either way."""
     if settings.warm_minutes > 0:
-        from lancelot_cli.warm import client
+        from lancelot_cli.cli import background
 
-        warm = client.connect(settings)
-        if warm is not None:
-            return warm
+        whole = _ask(lambda: background.call(settings, tool, {k: v for k, v in arguments.items() if v is not None}))
+        if whole is not None:
+            return from_wire(whole), json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
     from lancelot_cli.engine import Engine
 
-    return Engine(settings)
+    engine = Engine(settings)
+    reply = _ask(lambda: local(engine))
+    return reply, to_json(reply)
 
 
 def _ask(call: Callable[[], T]) -> T:
@@ -128,15 +138,19 @@ def search(
     """Exit 0 also when nothing matches (the count says so); non-zero only for errors."""
     if json_out and jsonl_out:
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
-    engine = _engine(ctx, db)
-    reply = _ask(lambda: engine.search(query, limit=limit, search_type=search_type.value, table=table,
-                                       text_column=text_column, vector_column=vector_column,
-                                       path_prefix=path_prefix, filters=parse_filters(filters),
-                                       per_document=per_document))
+    wanted = parse_filters(filters)
+    reply, text = _answer(
+        load_settings(ctx, db), "lancedb_search",
+        {"query": query, "limit": limit, "searchType": search_type.value, "table": table, "textColumn": text_column,
+         "vectorColumn": vector_column, "pathPrefix": path_prefix, "filters": wanted, "perDocument": per_document},
+        lambda engine: engine.search(query, limit=limit, search_type=search_type.value, table=table,
+                                     text_column=text_column, vector_column=vector_column, path_prefix=path_prefix,
+                                     filters=wanted, per_document=per_document),
+        lambda data: search_from_wire(data, query))
     from lancelot_cli.cli import render
 
     if json_out:
-        typer.echo(to_json(reply))
+        typer.echo(text)
     elif jsonl_out:
         render.search_lines(reply)
     else:
@@ -158,11 +172,16 @@ def query(
     json_out: Json = False,
     db: Db = None,
 ) -> None:
-    engine = _engine(ctx, db)
-    reply = _ask(lambda: engine.query(question, context_budget=budget, warm_start=warm_start, table=table,
-                                      limit=limit, path_prefix=path_prefix, filters=parse_filters(filters)))
+    wanted = parse_filters(filters)
+    reply, text = _answer(
+        load_settings(ctx, db), "lancedb_query",
+        {"question": question, "contextBudget": budget, "warmStart": warm_start, "table": table, "limit": limit,
+         "pathPrefix": path_prefix, "filters": wanted},
+        lambda engine: engine.query(question, context_budget=budget, warm_start=warm_start, table=table,
+                                    limit=limit, path_prefix=path_prefix, filters=wanted),
+        lambda data: context_from_wire(data, question))
     if json_out:
-        typer.echo(to_json(reply))
+        typer.echo(text)
     else:
         from lancelot_cli.cli import render
 
@@ -176,16 +195,34 @@ def status(
     db: Db = None,
 ) -> None:
     """Exit 1 when the database cannot be opened."""
-    engine = _engine(ctx, db)
-    reply = engine.status(verbose=verbose)
+    settings = load_settings(ctx, db)
+    reply, text = _answer(settings, "lancedb_status", {"verbose": verbose},
+                          lambda engine: engine.status(verbose=verbose), status_from_wire)
     if json_out:
-        typer.echo(to_json(reply))
+        typer.echo(text)
     else:
         from lancelot_cli.cli import render
 
-        render.status_reply(reply, engine.settings)
+        render.status_reply(reply, settings, _background_line(settings))
     if not reply.connection.ok:
         raise typer.Exit(1)
+
+
+def _background_line(settings: Settings) -> str:
+    """What `status` says of the background server for these settings (cli/background.py)."""
+    if settings.warm_minutes <= 0:
+        return "off (LANCELOT_WARM=0)"
+    from lancelot_cli.cli import background
+
+    if not background.supported():
+        return "not available on this system"
+    pid = background.running(settings)
+    idle = f"exits after {settings.warm_minutes:g} idle minutes; LANCELOT_WARM=0 turns it off"
+    if pid is not None:
+        return f"running (lancelot serve --socket, pid {pid}; {idle})"
+    if background.pending():
+        return f"starting, for the next read command ({idle})"
+    return f"not running ({idle})"
 
 
 def version(ctx: typer.Context, json_out: Json = False) -> None:
@@ -214,15 +251,19 @@ def show(
     json_out: Json = False,
     db: Db = None,
 ) -> None:
-    engine = _engine(ctx, db)
-    base, sep, number = source.rpartition("#")
-    if sep and number.isdigit():
-        reply = _ask(lambda: engine.document(chunk_id=source, before=before, after=after, context_budget=budget,
-                                             table=table))
-    else:
-        reply = _ask(lambda: engine.document(source, context_budget=budget, table=table))
+    _, sep, number = source.rpartition("#")
+    around = bool(sep and number.isdigit())  # SOURCE#N: the chunks around chunk N
+
+    def local(engine: Engine) -> Document:
+        if around:
+            return engine.document(chunk_id=source, before=before, after=after, context_budget=budget, table=table)
+        return engine.document(source, context_budget=budget, table=table)
+
+    arguments = {"id": source, "before": before, "after": after} if around else {"source": source}
+    reply, text = _answer(load_settings(ctx, db), "lancedb_document",
+                          {**arguments, "contextBudget": budget, "table": table}, local, document_from_wire)
     if json_out:
-        typer.echo(to_json(reply))
+        typer.echo(text)
     else:
         from lancelot_cli.cli import render
 

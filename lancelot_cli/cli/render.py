@@ -236,8 +236,9 @@ def _grid_table(out: Console, *headers: str) -> Table:
     return table
 
 
-def status_reply(reply: Status, settings: Settings) -> None:
-    """Database, a table of its tables, vector search, and the settings with where each came from."""
+def status_reply(reply: Status, settings: Settings, background: str | None = None) -> None:
+    """Database, a table of its tables, vector search, the background server (``background``: one
+    line, cli/background.py) and the settings with where each came from."""
     out = stdout()
     conn = reply.connection
     store = f" ({conn.store})" if conn.store not in (None, "local") else ""
@@ -268,6 +269,8 @@ def status_reply(reply: Status, settings: Settings) -> None:
     else:
         out.print("[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
                   "text search works without one")
+    if background is not None:
+        out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()
     table = _grid_table(out, "setting", "value", "from")
     for name, value, source in settings_rows(settings, status_only=True):

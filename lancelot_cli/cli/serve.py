@@ -15,7 +15,8 @@ from lancelot_cli.settings import Settings
 from lancelot_cli.storage.schema import is_local, local_path
 
 HELP = ("Run the read-only MCP server: on stdio (what an MCP client starts; stdout carries MCP messages "
-        "only) or, with --http [PORT], on Streamable HTTP at http://HOST:PORT/mcp.")
+        "only), with --http [PORT] on Streamable HTTP at http://HOST:PORT/mcp, or with --socket PATH on a "
+        "Unix socket (what the CLI's read commands use in the background).")
 
 DEFAULT_HTTP_PORT = 3000
 
@@ -47,11 +48,25 @@ def serve(
                                                     help="Append one JSON line per tool call (tool, argument size, "
                                                          "ms, tokens, error) to FILE; a relative name is put in the "
                                                          "config folder.")] = None,
+    socket: Annotated[str | None, typer.Option("--socket", metavar="PATH", show_default=False,
+                                               help="Serve on a Unix socket at PATH instead of stdio: "
+                                                    "newline-delimited JSON-RPC, one MCP session per "
+                                                    "connection (the socket is made 0600).")] = None,
+    idle: Annotated[float, typer.Option("--idle", metavar="MINUTES", min=0, max=1440,
+                                        help="With --socket: exit after MINUTES without a connection "
+                                             "(0: never).")] = 0,
     db: Db = None,
 ) -> None:
     settings = load_settings(ctx, db)
     log_file = metrics_log_path(metrics_log, settings) if metrics_log else None
     warn_missing_database(settings)
+    if socket is not None:
+        if http is not None or port is not None:
+            raise typer.BadParameter("use one of --socket and --http", param_hint="'--socket'")
+        from lancelot_cli.server.unix import run_unix
+
+        run_unix(settings, socket, idle or float("inf"), metrics_log=log_file)
+        return
     if http is None and port is None:
         from lancelot_cli.server.stdio import run_stdio
 

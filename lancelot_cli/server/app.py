@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -47,6 +48,15 @@ SameFilters = Annotated[dict[str, FilterValue | list[FilterValue]] | None,
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
+
+# The CLI's read commands (cli/background.py) ask for the engine's whole reply: a tools/call whose
+# `_meta` holds {"lancelot/reply": "whole"} gets the reply's `--json` form as structuredContent
+# (lancedb_query and lancedb_document too, whose reply to an agent is the context text alone) and,
+# for an engine error, its kind and hint in the result's `_meta`, so the CLI words it as in-process.
+# Agents never send the key, so what they get is unchanged.
+WHOLE_REPLY_KEY = "lancelot/reply"
+ERROR_KEY = "lancelot/error"
+_whole_reply: ContextVar[bool] = ContextVar("lancelot_whole_reply", default=False)
 
 # How an agent is told what to do next after an engine error (``LancelotError.hint``).
 HINTS = {
@@ -121,6 +131,30 @@ def _json_result(reply: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=to_json(data))], structured_content=data)
 
 
+def _asks_whole(context: Any) -> bool:
+    """True when the request's `_meta` asks for the whole reply (see WHOLE_REPLY_KEY)."""
+    try:
+        meta = context.request_context.meta if context is not None else None
+    except ValueError:  # a Context made outside a request (in-process calls)
+        return False
+    return isinstance(meta, dict) and meta.get(WHOLE_REPLY_KEY) == "whole"
+
+
+def _engine_cause(exc: BaseException) -> LancelotError | None:
+    """The engine error behind a tool error (`_run` raised it from one; the SDK wraps that again)."""
+    found: BaseException | None = exc
+    while found is not None and not isinstance(found, LancelotError):
+        found = found.__cause__
+    return found
+
+
+def _engine_error(exc: ToolError, cause: LancelotError) -> CallToolResult:
+    """An engine error for a whole-reply caller: the text agents get, and its kind and hint."""
+    kind = {"kind": type(cause).__name__, "message": str(cause), "hint": cause.hint}
+    return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True,
+                          _meta={ERROR_KEY: kind})
+
+
 def _reply_chars(reply: Any) -> int:
     if isinstance(reply, str):
         return len(reply)
@@ -144,7 +178,7 @@ def _run(call: Callable[[], T]) -> T:
     try:
         return call()
     except LancelotError as exc:
-        raise ToolError(_capped(exc.worded(HINTS))) from None
+        raise ToolError(_capped(exc.worded(HINTS))) from exc  # the cause: for a whole reply's _meta
     except Exception as exc:
         raise ToolError(_capped(f"{type(exc).__name__}: {exc}; check the table and column arguments "
                                 f"against lancedb_status")) from exc
@@ -209,6 +243,7 @@ class LancelotServer(MCPServer):
         started = time.perf_counter()
         error: str | None = None
         reply_chars = 0
+        whole = _whole_reply.set(_asks_whole(context))
         try:
             schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
             unknown = unknown_arguments(list(arguments), schema) if schema is not None else None
@@ -223,6 +258,10 @@ class LancelotServer(MCPServer):
             error = "MCPError"
             raise
         except ToolError as exc:
+            cause = _engine_cause(exc)
+            if _whole_reply.get() and cause is not None:
+                error, reply_chars = "ToolError", len(str(exc))
+                return _engine_error(exc, cause)
             if not isinstance(exc.__cause__, ValidationError):
                 error, reply_chars = type(exc).__name__, len(str(exc))
                 if type(exc) is ToolError and len(str(exc)) > MAX_ERROR_CHARS:  # "Unknown tool: <a 10 KB name>"
@@ -239,6 +278,7 @@ class LancelotServer(MCPServer):
             reply_chars = len(str(exc))
             raise
         finally:
+            _whole_reply.reset(whole)
             self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), reply_chars, error)
 
     async def list_prompts(self) -> list[Prompt]:
@@ -337,7 +377,7 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     ) -> str:
         reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
                                                 table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
-        return reply.context
+        return _json_result(reply) if _whole_reply.get() else reply.context
 
     @tool(name="lancedb_document", title="Read a document", description=DOCUMENT_DESCRIPTION,
           structured_output=False)
@@ -351,14 +391,14 @@ def build_server(settings: Settings, engine: Engine | None = None, *, protocol_v
     ) -> str:
         reply = _run(lambda: get_engine().document(source, chunk_id=id, before=before, after=after,
                                                    context_budget=contextBudget, table=table))
-        return reply.context
+        return _json_result(reply) if _whole_reply.get() else reply.context
 
     @tool(name="lancedb_status", title="Database status", description=STATUS_DESCRIPTION)
     def lancedb_status(
         verbose: Annotated[bool, Field(description="Add column names and usage metrics.")] = False,
     ) -> CallToolResult:  # no outputSchema: its tables/embeddings are open objects, the text says more
         reply = to_wire(_run(lambda: get_engine().status(verbose=verbose)))
-        if verbose:
+        if verbose and not _whole_reply.get():  # the CLI's status has no usage: its own process made no calls
             reply["usage"] = metrics.snapshot()
         return _json_result(reply)
 

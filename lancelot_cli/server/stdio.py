@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.server.logs import configure_logging
 from lancelot_cli.settings import Settings
 
-__all__ = ["configure_logging", "run_stdio"]
+__all__ = ["configure_logging", "run_stdio", "serve_session"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -54,11 +55,17 @@ def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
 
 
 async def _serve(lowlevel: Any) -> None:
-    """What ``MCPServer.run()`` does for stdio, with bad frames answered instead of dropped."""
+    await serve_session(lambda read, write: lowlevel.run(read, write, lowlevel.create_initialization_options()))
+
+
+async def serve_session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any = None, stdout: Any = None) -> None:
+    """One MCP session over newline-delimited JSON-RPC: the SDK's stdio transport (on the process's
+    stdin and stdout, or on the given text streams: a Unix socket's, see server/unix.py) with bad
+    lines answered instead of dropped; ``run(read, write)`` serves the session's messages."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         send, receive = anyio.create_memory_object_stream[Any](0)
 
         async def relay() -> None:
@@ -75,7 +82,7 @@ async def _serve(lowlevel: Any) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(relay)
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            await run(receive, write_stream)
             tg.cancel_scope.cancel()
 
 

@@ -252,6 +252,9 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
             for problem in gone.problems:
                 say(f"warning: {problem}")
         path = settings_module.write_stored(self.config_dir, plan.stored)
+        from lancelot_cli.cli import background
+
+        background.stop_all()  # a background server keeps the key and settings it started with
         say(f"Settings saved to {path}.")
         if key_note:
             say(key_note)

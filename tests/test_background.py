@@ -1,0 +1,531 @@
+"""The background server (cli/background.py, server/unix.py): real `lancelot` processes, a real
+`lancelot serve --socket` they start, real LanceDB folders in tmp; plus the whole-reply request over
+the SDK's in-memory client.
+
+Each setup gets its own short XDG_RUNTIME_DIR; every server a test starts is found by that folder in
+its environment (/proc) and killed at teardown. That the server answered a command is read from the
+command itself: it runs through a probe that reports the modules it imported, and a command the
+server answered never imported lancedb.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+from unittest import mock
+
+import pytest
+from mcp import Client
+
+from lancelot_cli.cli import background
+from lancelot_cli.server.app import build_server
+from lancelot_cli.settings import load
+from tests.conftest import _LEAKY, REPO, hash_tree, lancelot_command
+from tests.support.embed_server import MODEL, EmbedServer
+
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds servers through /proc")
+START_TIMEOUT = 90.0  # importing lancedb on a loaded 2-core machine
+ENGINE = ("lancedb", "pyarrow", "lancelot_cli.engine", "lancelot_cli.storage.reader")  # in-process means these
+HEAVY = (*ENGINE, "numpy", "pydantic", "mcp", "openai")
+
+# Runs the CLI as the console script does, but reports the modules it imported (on stderr's last line).
+PROBE = """
+import json, sys
+sys.argv = ["lancelot", *json.loads(sys.argv[1])]
+from lancelot_cli.cli.app import run
+code = run()
+sys.stdout.flush()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+class Run(NamedTuple):
+    code: int
+    out: str
+    err: str
+    answered: bool  # by the background server: the command never loaded the engine
+    modules: tuple[str, ...]
+
+
+class Setup:
+    """A private runtime folder and the environment that points `lancelot` at it."""
+
+    def __init__(self, config: Path, minutes: str = "2", root: Path | None = None, **extra: str) -> None:
+        self.root = root or Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))  # AF_UNIX paths must stay short
+        self.folder = self.root / "lancelot"
+        base = {k: v for k, v in os.environ.items() if k not in _LEAKY}
+        base.update({"LANCELOT_CONFIG_DIR": str(config), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+                     "COLUMNS": "120", "PYTHONPATH": str(REPO) + os.pathsep + base.get("PYTHONPATH", ""),
+                     "XDG_RUNTIME_DIR": str(self.root), **extra})
+        self.cold_env = {**base, "LANCELOT_WARM": "0"}
+        self.env = {**base, "LANCELOT_WARM": minutes}
+
+    def lancelot(self, *args: str, warm: bool = True, cwd: Path | None = None) -> Run:
+        """A command through the probe (it does not start a server: see ``start``)."""
+        proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], capture_output=True, text=True,
+                              env=self.env if warm else self.cold_env, cwd=cwd, timeout=120, check=False)
+        *lines, report = proc.stderr.splitlines(keepends=True)
+        found = json.loads(report)
+        return Run(found["code"] or 0, proc.stdout, "".join(lines), not _among(found["modules"], ENGINE),
+                   tuple(found["modules"]))
+
+    def console(self, *args: str, warm: bool = True) -> subprocess.CompletedProcess[str]:
+        """A command as a person runs it (the console script's `main`, which starts a missing server)."""
+        return subprocess.run([*lancelot_command(), *args], capture_output=True, text=True, timeout=120,
+                              env=self.env if warm else self.cold_env, stdin=subprocess.DEVNULL, check=False)
+
+    def start(self, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        """One search in-process (it starts the server), then wait until the server answers."""
+        first = self.console("search", "refund", "--db", str(db), *args)
+        assert first.returncode == 0, first.stderr
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.lancelot("status", "--db", str(db), *args).answered:
+            assert time.monotonic() < deadline, f"no server answered; log:\n{self.log()}"
+            time.sleep(0.2)
+        return first
+
+    def socket_for(self, db: Path) -> Path:
+        """Where the server for ``db`` (with this setup's environment) listens."""
+        with mock.patch.dict(os.environ, self.env, clear=True):  # the folder and fingerprint read os.environ
+            path = background.socket_path(load(flags={"LANCEDB_PATH": str(db)}))
+        assert path is not None and path.startswith(str(self.folder))
+        return Path(path)
+
+    def sockets(self) -> list[Path]:
+        return sorted(self.folder.glob("s*.sock")) if self.folder.exists() else []
+
+    def log(self) -> str:
+        return "".join(p.read_text(encoding="utf-8", errors="replace") for p in self.folder.glob("*.log"))
+
+    def pids(self) -> list[int]:
+        """Background servers started with this runtime folder (whatever their state)."""
+        marker = f"XDG_RUNTIME_DIR={self.root}\0".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if b"--socket" in (entry / "cmdline").read_bytes() and marker in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
+    def close(self) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _among(modules: list[str] | tuple[str, ...], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
+
+
+def _wait(condition: Any, what: str, timeout: float = START_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def setup(isolated_env: Path) -> Iterator[Setup]:
+    made = Setup(isolated_env)
+    yield made
+    made.close()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory, sample_db: Path) -> Iterator[Setup]:
+    """One background server over the session's sample database, for the comparisons."""
+    made = Setup(tmp_path_factory.mktemp("bgconfig"))
+    try:
+        made.start(sample_db)
+        yield made
+    finally:
+        made.close()
+
+
+# -- the same bytes, answered in the background or not ---------------------------------------------
+
+SAME = {
+    "search": ["search", "refund policy"],
+    "search --json": ["search", "refund policy", "--json", "--limit", "3"],
+    "search --jsonl --path-prefix": ["search", "warranty", "--path-prefix", "policies/", "--jsonl"],
+    "search --filter": ["search", "refund", "--filter", "chunk=0", "--json"],
+    "query": ["query", "how long do refunds take"],
+    "query --json": ["query", "how long do refunds take", "--json", "--budget", "1200"],
+    "query --warm-start": ["query", "anything", "--warm-start", "--json"],
+    "show": ["show", "policies/refunds.md"],
+    "show --json SOURCE#N": ["show", "policies/refunds.md#0", "--json", "--before", "1", "--after", "0"],
+    "status --json -v": ["status", "--json", "--verbose"],
+    "error: missing table": ["search", "refund", "--table", "nope"],
+    "error: bad filter column": ["search", "refund", "--filter", "colour=red"],
+    "error: missing document": ["show", "policies/nothing.md", "--json"],
+    "error: bad text column": ["search", "refund", "--text-column", "nope"],
+}
+
+
+@LINUX
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "args"), SAME.items(), ids=SAME.keys())
+def test_background_output_is_byte_identical(shared: Setup, sample_db: Path, name: str, args: list[str]) -> None:
+    cold = shared.lancelot(*args, "--db", str(sample_db), warm=False)
+    hot = shared.lancelot(*args, "--db", str(sample_db))
+    assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+    assert hot.answered and not cold.answered, shared.log()
+    if name.startswith("error"):
+        assert hot.code == 1 and hot.err.startswith("lancelot: error: ") and hot.err.count("\n") == 1
+    else:
+        assert hot.code == 0 and hot.out.strip()
+
+
+@LINUX
+@pytest.mark.slow
+def test_an_answered_search_imports_no_heavy_library(shared: Setup, sample_db: Path) -> None:
+    run = shared.lancelot("search", "refund policy", "--db", str(sample_db))
+    assert run.code == 0 and run.answered
+    assert _among(run.modules, HEAVY) == []
+    assert "lancelot_cli.cli.background" in run.modules  # the probe did ask the server
+
+
+@LINUX
+@pytest.mark.slow
+def test_status_names_the_background_server(shared: Setup, sample_db: Path) -> None:
+    run = shared.lancelot("status", "--db", str(sample_db))
+    assert run.answered and run.code == 0
+    pid = int((shared.socket_for(sample_db).parent / (shared.socket_for(sample_db).name + ".lock")).read_text())
+    assert pid in shared.pids()
+    assert f"Background server  running (lancelot serve --socket, pid {pid}; exits after 2 idle minutes" in run.out
+    cold = shared.lancelot("status", "--db", str(sample_db), warm=False)
+    assert "Background server  off (LANCELOT_WARM=0)" in cold.out
+
+
+@LINUX
+@pytest.mark.slow
+def test_the_server_runs_in_the_settings_it_was_started_with(shared: Setup, sample_db: Path, tmp_path: Path) -> None:
+    """Other settings (here a default limit) get a server of their own, and the answer follows them."""
+    cold = shared.lancelot("search", "refund", "--json", "--db", str(sample_db), warm=False)
+    other = Setup(tmp_path / "config", root=shared.root, LANCEDB_DEFAULT_LIMIT="2")  # a second socket beside
+    before = len(shared.sockets())
+    first = other.console("search", "refund", "--json", "--db", str(sample_db))
+    assert json.loads(first.stdout)["count"] == 2 < json.loads(cold.out)["count"]
+    _wait(lambda: len(shared.sockets()) == before + 1, f"no second server; log:\n{shared.log()}")
+    _wait(lambda: other.lancelot("status", "--db", str(sample_db)).answered, "the second server never answered")
+    hot = other.lancelot("search", "refund", "--json", "--db", str(sample_db))
+    assert hot.answered and hot.out == first.stdout
+    assert shared.lancelot("search", "refund", "--json", "--db", str(sample_db)).out == cold.out
+
+
+@LINUX
+@pytest.mark.slow
+def test_vector_and_hybrid_search_in_the_background(isolated_env: Path, embed_server: EmbedServer,
+                                                   vector_db: Path) -> None:
+    """The key and the embeddings endpoint come from the environment the server was started with;
+    the query is embedded there (through the real openai client), the hits are the same."""
+    made = Setup(isolated_env, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url, EMBEDDING_MODEL=MODEL)
+    try:
+        made.start(vector_db)
+        for args in (["search", "refund policy", "--json"], ["search", "refund policy", "--type", "vector"],
+                     ["status", "--json"]):
+            cold = made.lancelot(*args, "--db", str(vector_db), warm=False)
+            hot = made.lancelot(*args, "--db", str(vector_db))
+            assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+            assert hot.code == 0 and hot.answered, made.log()
+        assert json.loads(hot.out)["embeddings"]["keySource"] == "env"
+        requests = embed_server.requests
+        hybrid = made.lancelot("search", "warranty repair", "--json", "--db", str(vector_db))
+        assert json.loads(hybrid.out)["searchType"] == "hybrid" and hybrid.answered
+        assert embed_server.requests == requests + 1
+    finally:
+        made.close()
+
+
+@LINUX
+@pytest.mark.slow
+def test_a_relative_db_is_the_one_in_the_commands_folder(setup: Setup, sample_db: Path, tmp_path: Path) -> None:
+    """A relative --db names a server per working folder: the same name elsewhere is another database."""
+    here = tmp_path / "here"
+    here.mkdir()
+    shutil.copytree(sample_db, here / "db")
+    first = subprocess.run([*lancelot_command(), "search", "refund", "--db", "db", "--json"], capture_output=True,
+                           text=True, env=setup.env, cwd=here, check=False, timeout=120)
+    assert first.returncode == 0, first.stderr
+    _wait(lambda: setup.sockets(), "no server started")
+    _wait(lambda: setup.lancelot("search", "refund", "--db", "db", cwd=here).answered, "never answered")
+    hot = setup.lancelot("search", "refund", "--db", "db", "--json", cwd=here)
+    assert hot.answered and hot.out == first.stdout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = setup.lancelot("search", "refund", "--db", "db", cwd=elsewhere)
+    assert not missing.answered and missing.code == 1 and "db" in missing.err
+
+
+@LINUX
+@pytest.mark.slow
+def test_background_calls_leave_the_database_unchanged(shared: Setup, sample_db: Path) -> None:
+    before = hash_tree(sample_db)
+    runs = [shared.lancelot(*args, "--db", str(sample_db))
+            for args in (["search", "refund"], ["query", "returns"], ["show", "faq.txt"], ["status", "-v"],
+                         ["search", "x", "--table", "nope"])]
+    assert all(run.answered for run in runs), shared.log()
+    assert hash_tree(sample_db) == before
+
+
+@LINUX
+@pytest.mark.slow
+def test_a_local_client_may_speak_mcp_on_the_socket(shared: Setup, sample_db: Path) -> None:
+    """Plain newline-delimited JSON-RPC: a bad line gets its error reply and the session goes on."""
+    path = shared.socket_for(sample_db)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(60)
+        sock.connect(str(path))
+        lines = sock.makefile("rb")
+
+        def ask(message: dict[str, Any] | bytes) -> dict[str, Any]:
+            sock.sendall(message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
+            return json.loads(lines.readline())
+
+        init = ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert init["result"]["serverInfo"]["name"] == "lancelot"
+        assert ask(b"{not json\n")["error"]["code"] == -32700
+        sock.sendall(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        listed = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert {t["name"] for t in listed["result"]["tools"]} >= {"lancedb_search", "lancedb_status"}
+        found = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "lancedb_query", "arguments": {"question": "refunds"}}})
+        assert "structuredContent" not in found["result"]  # an agent's reply: the context text only
+        assert found["result"]["content"][0]["text"].startswith("# Context for: refunds")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(shared.folder.stat().st_mode) == 0o700
+
+
+# -- freshness, idling out, unsafe places --------------------------------------------------------------
+
+@LINUX
+@pytest.mark.slow
+def test_the_server_sees_a_table_indexed_again(setup: Setup, docs: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    indexed = setup.console("index", str(docs), str(db), warm=False)
+    assert indexed.returncode == 0, indexed.stderr
+    setup.start(db)
+    before = setup.lancelot("search", "zephyrquartz", "--db", str(db), "--json")
+    assert before.answered and json.loads(before.out)["count"] == 0
+    refunds = docs / "policies" / "refunds.md"
+    refunds.write_text(refunds.read_text(encoding="utf-8").replace("unused items", "zephyrquartz items"),
+                       encoding="utf-8")
+    again = setup.console("index", str(docs), str(db), warm=False)
+    assert again.returncode == 0, again.stderr
+    after = setup.lancelot("search", "zephyrquartz", "--db", str(db), "--json")
+    assert after.answered, setup.log()
+    assert [hit["source"] for hit in json.loads(after.out)["hits"]] == ["policies/refunds.md"]
+
+
+@LINUX
+@pytest.mark.slow
+def test_the_server_exits_when_idle(isolated_env: Path, sample_db: Path) -> None:
+    made = Setup(isolated_env, minutes="0.02")  # 1.2 s
+    try:
+        assert made.console("search", "refund", "--db", str(sample_db)).returncode == 0
+        _wait(lambda: made.sockets(), f"no server listened; log:\n{made.log()}")  # it idles at least 2 s
+        _wait(lambda: not made.pids() and not made.sockets(), f"still running; log:\n{made.log()}", timeout=60)
+        assert list(made.folder.glob("*.lock")) == []
+    finally:
+        made.close()
+
+
+@LINUX
+@pytest.mark.slow
+def test_the_first_start_is_said_once(setup: Setup, sample_db: Path) -> None:
+    cold = setup.console("search", "refund policy", "--db", str(sample_db), warm=False)
+    first = setup.console("search", "refund policy", "--db", str(sample_db))
+    assert first.stdout == cold.stdout
+    said = first.stderr[len(cold.stderr):]
+    assert said.startswith("lancelot: started a background `lancelot serve` (pid ")
+    assert said.endswith("it exits after 2 idle minutes. LANCELOT_WARM=0 turns it off.\n") and said.count("\n") == 1
+    _wait(lambda: setup.pids(), "no server started")
+    for pid in setup.pids():
+        os.kill(pid, signal.SIGTERM)
+    _wait(lambda: not setup.pids() and not setup.sockets(), "SIGTERM did not stop the server")
+    second = setup.console("search", "refund policy", "--db", str(sample_db))
+    assert second.stderr == cold.stderr  # started again, silently
+    _wait(lambda: setup.pids(), "no second server")
+
+
+@LINUX
+@pytest.mark.slow
+def test_a_stale_socket_file_is_replaced(setup: Setup, sample_db: Path) -> None:
+    setup.folder.mkdir(mode=0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(setup.socket_for(sample_db)))  # bound, never listening, closed: connecting is refused
+    stale.close()
+    cold = setup.lancelot("search", "refund policy", "--db", str(sample_db), warm=False)
+    first = setup.console("search", "refund policy", "--db", str(sample_db))
+    assert first.stdout == cold.out and first.returncode == 0
+    _wait(lambda: setup.lancelot("search", "refund policy", "--db", str(sample_db)).answered,
+          f"the stale socket was not replaced; log:\n{setup.log()}")
+
+
+@LINUX
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [0o770, 0o705], ids=["group-writable", "other-readable"])
+def test_a_runtime_folder_others_can_enter_is_not_used(setup: Setup, sample_db: Path, mode: int) -> None:
+    setup.folder.mkdir()
+    setup.folder.chmod(mode)
+    cold = setup.console("search", "refund policy", "--db", str(sample_db), warm=False)
+    hot = setup.console("search", "refund policy", "--db", str(sample_db))
+    assert (hot.stdout, hot.stderr, hot.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+    assert setup.pids() == [] and os.listdir(setup.folder) == []
+    assert stat.S_IMODE(setup.folder.stat().st_mode) == mode
+
+
+def _squatter(setup: Setup, db: Path) -> socket.socket:
+    """A socket listened on at the server's place that never answers (a stuck server)."""
+    setup.folder.mkdir(mode=0o700)
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.bind(str(setup.socket_for(db)))
+    stuck.listen(4)
+    return stuck
+
+
+@LINUX
+@pytest.mark.slow
+def test_a_server_that_does_not_answer_is_not_waited_for(setup: Setup, sample_db: Path) -> None:
+    """In-process after the wait for the handshake, same output, and no second server started."""
+    with _squatter(setup, sample_db):
+        cold = setup.console("search", "refund policy", "--db", str(sample_db), warm=False)
+        hot = setup.console("search", "refund policy", "--db", str(sample_db))
+        assert (hot.stdout, hot.stderr, hot.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        assert setup.pids() == []
+
+
+@LINUX
+@pytest.mark.slow
+def test_ctrl_c_while_waiting_for_the_server(setup: Setup, sample_db: Path) -> None:
+    """A server that completes the handshake and then takes long: Ctrl-C ends the client with the usual line."""
+    with _squatter(setup, sample_db) as slow:
+        proc = subprocess.Popen([*lancelot_command(), "search", "refund policy", "--db", str(sample_db)],
+                                env=setup.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            slow.settimeout(60)
+            conn, _ = slow.accept()
+            with conn:
+                lines = conn.makefile("rb")
+                init = json.loads(lines.readline())
+                conn.sendall(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "serverInfo": {"name": "lancelot", "version": "0"}}}).encode() + b"\n")
+                lines.readline()  # notifications/initialized
+                assert json.loads(lines.readline())["method"] == "tools/call"  # no reply will come
+                proc.send_signal(signal.SIGINT)
+                out, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+    assert (proc.returncode, out) == (130, "")
+    assert err == "lancelot: error: interrupted; nothing was changed by the unfinished step\n"
+
+
+@LINUX
+@pytest.mark.slow
+def test_warm_zero_starts_nothing(setup: Setup, sample_db: Path) -> None:
+    run = setup.console("search", "refund policy", "--db", str(sample_db), warm=False)
+    assert run.returncode == 0
+    assert not setup.folder.exists() and setup.pids() == []
+
+
+# -- in-process: the handshake version, the whole reply, the wire form back --------------------------
+
+def test_the_clients_protocol_version_is_one_the_sdk_handshakes() -> None:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    assert background.PROTOCOL_VERSION in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def test_the_settings_fingerprint_follows_what_changes_an_answer(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    base = load(flags={"LANCEDB_PATH": str(tmp_path)})
+    same = background.fingerprint(base)
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
+    monkeypatch.setenv("LANCEDB_TABLE", "other")
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
+    monkeypatch.delenv("LANCEDB_TABLE")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-another")
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("TERM", "something-else")  # says nothing about an answer
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
+    monkeypatch.chdir(tmp_path)
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same  # absolute: any folder
+    relative = background.fingerprint(load(flags={"LANCEDB_PATH": "db"}))
+    monkeypatch.chdir(tmp_path.parent)
+    assert background.fingerprint(load(flags={"LANCEDB_PATH": "db"})) != relative
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sample_db: Path) -> None:
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.wire import (context_from_wire, document_from_wire, search_from_wire, status_from_wire,
+                                   to_json, to_wire)
+
+    settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db)})
+    engine = Engine(settings)
+    cases = [
+        ("lancedb_search", {"query": "refund policy", "limit": 3}, engine.search("refund policy", limit=3),
+         lambda d: search_from_wire(d, "refund policy")),
+        ("lancedb_query", {"question": "refunds", "contextBudget": 900}, engine.query("refunds", context_budget=900),
+         lambda d: context_from_wire(d, "refunds")),
+        ("lancedb_document", {"id": "policies/refunds.md#0", "before": 0, "after": 1},
+         engine.document(chunk_id="policies/refunds.md#0", before=0, after=1), document_from_wire),
+        ("lancedb_status", {"verbose": True}, engine.status(verbose=True), status_from_wire),
+    ]
+    async with Client(build_server(settings)) as client:
+        for tool, arguments, local, from_wire in cases:
+            whole = await client.call_tool(tool, arguments, meta=background.WHOLE_REPLY)
+            assert not whole.is_error
+            assert json.dumps(whole.structured_content, ensure_ascii=False, separators=(",", ":")) == to_json(local)
+            assert to_wire(from_wire(whole.structured_content)) == whole.structured_content
+            agent = await client.call_tool(tool, arguments)
+            if tool in ("lancedb_query", "lancedb_document"):
+                assert agent.structured_content is None and agent.content[0].text == local.context
+            elif tool == "lancedb_status":
+                assert "usage" in agent.structured_content and "usage" not in whole.structured_content
+        failed = await client.call_tool("lancedb_search", {"query": "x", "table": "nope"}, meta=background.WHOLE_REPLY)
+        plain = await client.call_tool("lancedb_search", {"query": "x", "table": "nope"})
+    assert failed.is_error and plain.is_error
+    assert failed.content[0].text == plain.content[0].text  # the agent's wording, both times
+    kind = failed.meta["lancelot/error"]
+    assert kind["kind"] == "TableNotFoundError" and "not found" in kind["message"]
+    assert plain.meta is None or "lancelot/error" not in plain.meta
+    error = background._error(kind)
+    assert type(error).__name__ == "TableNotFoundError" and error.exit_code == 1 and str(error) == kind["message"]
+
+
+def test_init_stops_every_background_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "rt"
+    (runtime / "lancelot").mkdir(parents=True, mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    for name in ("s1.sock", "s2.sock", "s1.log", "announced"):
+        (runtime / "lancelot" / name).write_text("")
+    assert background.stop_all() == 2
+    assert sorted(os.listdir(runtime / "lancelot")) == ["announced", "s1.log"]

@@ -1,4 +1,4 @@
-"""Import lancedb without paying for code a local or S3 table never runs (issue 13).
+"""Import lancedb without paying for code a local or S3 table never runs.
 
 Three costs of ``import lancedb`` 0.40 on Python 3.11, all removed by one meta-path finder that
 ``install()`` puts first on ``sys.meta_path`` (from ``lancelot_cli.storage``, before lancedb loads):
@@ -23,8 +23,11 @@ Three costs of ``import lancedb`` 0.40 on Python 3.11, all removed by one meta-p
   left). On 3.12+ lancedb uses ``typing.override``, a marker. For decorations made by lancedb's
   own modules we give it that marker; every other caller gets the real, checking decorator.
 
-Both apply only to the versions verified below (``VERIFIED``); any other version, or an ``__init__``
-that is not the expected list of imports and constants, loads the normal way. Nothing here changes
+Both apply from the versions verified below (``VERIFIED``: the oldest whose layout was checked by
+hand) on, and only while the layout is still the one checked: an ``__init__`` that is not the
+expected list of imports and constants, or a ``lance_namespace`` that uses a model outside its
+annotations, loads the normal way, as does an older or unparsable version. So an upgrade needs no
+pin: at worst it loses the speed-up (tests/test_fast_import.py proves that path). Nothing here changes
 what a query returns: tests/test_fast_import.py compares search output with and without it.
 Set ``LANCELOT_NO_FAST_IMPORT=1`` to turn it off.
 """
@@ -42,11 +45,12 @@ CLIENT = "lance_namespace_urllib3_client"
 NAMESPACE = "lance_namespace"
 # Package __init__ files of the client that import their submodules eagerly.
 LAZY_PACKAGES = frozenset({CLIENT, f"{CLIENT}.api", f"{CLIENT}.models"})
-# distribution -> versions whose layout was checked by hand (re-check before adding one).
+# distribution -> the oldest version whose layout was checked by hand; newer ones are checked by
+# their layout at import (see the module doc).
 VERIFIED = {
-    "lancedb": frozenset({"0.40.0"}),
-    "lance-namespace-urllib3-client": frozenset({"0.13.0"}),
-    "overrides": frozenset({"7.7.0"}),
+    "lancedb": (0, 40, 0),
+    "lance-namespace-urllib3-client": (0, 13, 0),
+    "overrides": (7, 7, 0),
 }
 OFF_VARIABLE = "LANCELOT_NO_FAST_IMPORT"
 
@@ -69,13 +73,22 @@ def install() -> bool:
     return True
 
 
+def at_least(found: Any, dist: str) -> bool:
+    """True when version text ``found`` ("0.40.0", "7.7.0") is at least ``VERIFIED[dist]``; a version
+    that is not plain numbers (None, "1.0rc1") is not."""
+    parts = str(found).split(".") if found is not None else []
+    if not parts or not all(part.isdigit() for part in parts):
+        return False
+    return tuple(int(part) for part in parts) >= VERIFIED[dist]
+
+
 def versions_verified() -> bool:
-    """True when every installed distribution in ``VERIFIED`` has a verified version (for tests)."""
+    """True when every installed distribution in ``VERIFIED`` is at least the verified one (for tests)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    for dist, versions in VERIFIED.items():
+    for dist in VERIFIED:
         try:
-            if version(dist) not in versions:
+            if not at_least(version(dist), dist):
                 return False
         except PackageNotFoundError:
             if dist != "overrides":  # only installed on Python < 3.12
@@ -85,7 +98,7 @@ def versions_verified() -> bool:
 
 def _lancedb_verified() -> bool:
     """lancedb is being imported (it sets ``__version__`` before its other imports), a verified one."""
-    return getattr(sys.modules.get("lancedb"), "__version__", None) in VERIFIED["lancedb"]
+    return at_least(getattr(sys.modules.get("lancedb"), "__version__", None), "lancedb")
 
 
 class _Finder:
@@ -108,7 +121,7 @@ class _Finder:
         plan = _plan(name, spec.loader.get_data(spec.origin))
         if plan is None:  # not the layout we verified: the normal import
             return None
-        if name == CLIENT and plan[2] not in VERIFIED["lance-namespace-urllib3-client"]:
+        if name == CLIENT and not at_least(plan[2], "lance-namespace-urllib3-client"):
             return None
         spec.loader = _LazyPackageLoader(name, spec.origin, plan)
         return spec
@@ -239,7 +252,7 @@ class _OverridesLoader(importlib.machinery.SourceFileLoader):
     def exec_module(self, module: ModuleType) -> None:
         global overrides_marker_installed
         super().exec_module(module)
-        if sys.version_info < (3, 12) and getattr(module, "__VERSION__", None) in VERIFIED["overrides"]:
+        if sys.version_info < (3, 12) and at_least(getattr(module, "__VERSION__", None), "overrides"):
             module.override = _override_for(module)  # type: ignore[attr-defined]
             overrides_marker_installed = True
 

@@ -167,7 +167,8 @@ class _InitGate:
         try:
             return await call_next(ctx)
         except MCPError as exc:
-            if self.initialized or exc.error.code != INVALID_PARAMS or exc.error.message != "Invalid request parameters":
+            bare = exc.error.code == INVALID_PARAMS and exc.error.message == "Invalid request parameters"
+            if self.initialized or not bare:
                 raise
             raise MCPError(code=INVALID_PARAMS, message=NOT_INITIALIZED, data=ctx.method) from None
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from lancelot_cli.cli import docgen
+from lancelot_cli.cli import docgen, docsample
 from lancelot_cli.cli.generate import app_reference
 from lancelot_cli.cli.reference import CommandDoc
 from tests.conftest import REPO
@@ -37,7 +37,8 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 README_LIMIT = 12_000  # bytes: the manual is docs/; the README says what Lancelot is and how to start
 FIRST_COMMANDS = [
-    'pip install . && lancelot index examples/sample-docs ./sample-db && lancelot search "refund policy" --db ./sample-db',
+    "pip install . && lancelot index examples/sample-docs ./sample-db"
+    ' && lancelot search "refund policy" --db ./sample-db',
     'pip install ".[test]" && python -m pytest',  # .ci/run runs this test command
 ]
 SHELL_BLOCKS = {"", "bash", "sh", "shell", "zsh"}
@@ -249,7 +250,8 @@ def test_generated_regions_are_up_to_date() -> None:
     stale = {path: pair for path, pair in found.items() if pair[0] != pair[1]}
     if stale:
         path, (now, wanted) = next(iter(stale.items()))
-        diff = "".join(list(difflib.unified_diff(now.splitlines(True), wanted.splitlines(True), path, "generated"))[:60])
+        lines = difflib.unified_diff(now.splitlines(True), wanted.splitlines(True), path, "generated")
+        diff = "".join(list(lines)[:60])
         pytest.fail(f"out of date: {', '.join(stale)}; run: python -m lancelot_cli.cli.generate\n{diff}")
 
 
@@ -343,19 +345,19 @@ def test_a_table_whose_path_was_shortened_is_laid_out_again() -> None:
               "LANCEDB_TABLE  documents                     default",
               "NOTE           (none)                        vector search is off; text works"]
     after = [line.replace("/tmp/lancelot-docs-abc123", "/home/you") for line in before]
-    assert docgen._realign(before, after) == [
+    assert docsample._realign(before, after) == [
         "Config folder:  /home/you/cfg  (LANCELOT_CONFIG_DIR)",  # not a table: a gap of two, as printed
         "",
         "setting        value         from",
         "LANCEDB_PATH   /home/you/db  file",
         "LANCEDB_TABLE  documents     default",
         "NOTE           (none)        vector search is off; text works"]
-    assert docgen._realign(before, before) == before  # nothing replaced, nothing moved
+    assert docsample._realign(before, before) == before  # nothing replaced, nothing moved
 
 
 def test_the_jq_stand_in_prints_what_jq_prints() -> None:
     lines = '{"score":2.5,"matched":1.0,"title":"Été","id":"x"}\n{"score":3,"matched":0.5,"title":"b"}\n'
-    assert docgen._jq_fields("score", "matched", "title")(lines) == (
+    assert docsample._jq_fields("score", "matched", "title")(lines) == (
         '{"score":2.5,"matched":1,"title":"Été"}\n{"score":3,"matched":0.5,"title":"b"}')
 
 

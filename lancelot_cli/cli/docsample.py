@@ -266,7 +266,10 @@ class Sample:
         self.tools: list[dict[str, Any]] = []
         self.tools_list_size = 0
         self.replies: dict[str, dict[str, Any]] = {}
-        home = Path(tempfile.mkdtemp(prefix="lancelot-docs-")).resolve()
+        # Under /tmp wherever there is one, whatever TMPDIR says: the folder's path has the same length on
+        # every machine, so that the lines and tables where it appears are drawn the same.
+        base = "/tmp" if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK) else None
+        home = Path(tempfile.mkdtemp(prefix="lancelot-docs-", dir=base))
         try:
             self._make(home)
         finally:
@@ -282,7 +285,7 @@ class Sample:
                    "LANCELOT_WARM": "0", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
                    "XDG_RUNTIME_DIR": str(home / ".run"), "XDG_CACHE_HOME": str(home / ".cache"),
                    "FASTEMBED_CACHE_PATH": str(home / ".cache" / "fastembed"), "HF_HUB_OFFLINE": "1"}
-        self.normal = [(str(home), HOME)]
+        self.normal = [(str(home.resolve()), HOME), (str(home), HOME)]  # /tmp is /private/tmp on macOS
         cleared = {**os.environ, **environment(("PYTHONPATH",), **private)}
         process_env = {k: v for k, v in cleared.items() if v is not None}
         process_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE.parent), os.environ.get("PYTHONPATH")) if p)

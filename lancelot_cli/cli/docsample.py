@@ -212,15 +212,22 @@ class Session:
         except queue.Empty:
             pass
         finally:
-            _stop(self.proc)
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.log.seek(0)
-            log = self.log.read().decode(errors="replace")[-2000:]
-            self.log.close()
+            log = self.close()
         if wanted - got.keys():
             raise RuntimeError(f"lancelot serve did not answer {sorted(wanted - got.keys())}: {log}")
         return got
+
+    def close(self) -> str:
+        """Stop the server; return the end of what it logged."""
+        if self.log.closed:
+            return ""
+        _stop(self.proc)
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.log.seek(0)
+        log = self.log.read().decode(errors="replace")[-2000:]
+        self.log.close()
+        return log
 
 
 class Server:
@@ -254,7 +261,8 @@ class Server:
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """End a server started here, at once: it only read, and a clean stop waits seconds for its
     background lancedb import to finish."""
-    proc.kill()
+    if proc.poll() is None:
+        proc.kill()
     proc.wait()
 
 
@@ -289,24 +297,31 @@ class Sample:
         cleared = {**os.environ, **environment(("PYTHONPATH",), **private)}
         process_env = {k: v for k, v in cleared.items() if v is not None}
         process_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE.parent), os.environ.get("PYTHONPATH")) if p)
-        session: Session | None
         with _inside(home, script):
             self.examples[EXAMPLES[0].name] = self._run(EXAMPLES[0], private, home)
             # The database exists: start the servers, which run beside the other examples.
-            session = Session(home, {**process_env, "LANCEDB_PATH": str(home / "sample-db")})
-            servers = {e.name: Server(e, process_env, home) for e in EXAMPLES if e.process}
-            for example in EXAMPLES[1:]:
-                if example.writes_settings and session is not None:
+            session: Session | None = Session(home, {**process_env, "LANCEDB_PATH": str(home / "sample-db")})
+            servers: dict[str, Server] = {}
+            try:
+                servers.update({e.name: Server(e, process_env, home) for e in EXAMPLES if e.process})
+                for example in EXAMPLES[1:]:
+                    if example.writes_settings and session is not None:
+                        self._take(session.replies())
+                        session = None
+                    if not example.process:
+                        self.examples[example.name] = self._run(example, private, home)
+                if session is not None:
                     self._take(session.replies())
                     session = None
-                if not example.process:
-                    self.examples[example.name] = self._run(example, private, home)
-            if session is not None:
-                self._take(session.replies())
-        for name, server in servers.items():
-            first, port = server.first_line()
-            self.normal.append((f":{port}/", ":8080/"))
-            self.examples[name] = self._normal(f"$ {server.example.command}\n{first}")
+                for name, server in servers.items():
+                    first, port = server.first_line()
+                    self.normal.append((f":{port}/", ":8080/"))
+                    self.examples[name] = self._normal(f"$ {server.example.command}\n{first}")
+            finally:  # whatever failed, no server started here outlives the run
+                for server in servers.values():
+                    _stop(server.proc)
+                if session is not None:
+                    session.close()
 
     def _normal(self, text: str) -> str:
         before = text

@@ -1,6 +1,6 @@
-"""Regenerate (or check) the files made from the Typer app: shell completions and man pages.
+"""Regenerate (or check) the files made from the program: shell completions, man pages and the docs.
 
-    python -m lancelot_cli.cli.generate            # write completions/ and man/ in the checkout
+    python -m lancelot_cli.cli.generate            # write completions/, man/ and the docs' generated parts
     python -m lancelot_cli.cli.generate --check    # exit 1 and name the files that are out of date
 
 * ``completions/lancelot.bash``, ``completions/_lancelot`` (zsh), ``completions/lancelot.fish``: exactly
@@ -8,9 +8,13 @@
   into ``lancelot`` for the words, so command names, options, enum values and table names (the
   ``*.lance`` folders of the database folder, for ``--table``) always match the installed version.
 * ``man/lancelot.1`` and ``man/lancelot-<command>.1``: see `manpage`.
+* the regions of README.md and docs/*.md marked ``<!-- generated: ... -->``: `--help` screens,
+  example output on the bundled sample, the settings table, the MCP tools, the module map; see
+  `docgen` (about ten seconds: it indexes the sample and asks a real `lancelot serve`).
 
-tests/test_completions.py and tests/test_manpages.py fail when the files differ from what this
-module makes now, so a changed option means: run this, commit the result.
+tests/test_completions.py, tests/test_manpages.py and tests/test_docs.py fail when the files differ
+from what this module makes now, so a changed option, setting, tool or output means: run this,
+commit the result.
 """
 
 from __future__ import annotations
@@ -91,15 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lancelot_cli.cli.generate", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only report files that are out of date (exit 1)")
     parser.add_argument("--root", type=Path, default=REPO, help=f"the checkout (default {REPO})")
+    parser.add_argument("--no-docs", action="store_true", help="completions and man pages only")
     opts = parser.parse_args(argv)
+    from lancelot_cli.cli import docgen
+
     if opts.check:
-        out = stale(opts.root)
+        out = stale(opts.root) + ([] if opts.no_docs else docgen.stale(opts.root))
         for path in out:
             print(f"out of date: {path}", file=sys.stderr)
         if out:
             print("run: python -m lancelot_cli.cli.generate", file=sys.stderr)
         return 1 if out else 0
-    for path in write(opts.root):
+    for path in write(opts.root) + ([] if opts.no_docs else docgen.write(opts.root)):
         print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -124,14 +124,6 @@ def _engine_error(exc: ToolError, cause: LancelotError) -> CallToolResult:
                           _meta={ERROR_KEY: kind})
 
 
-def _reply_chars(reply: Any) -> int:
-    if isinstance(reply, str):
-        return len(reply)
-    if isinstance(reply, CallToolResult):
-        return sum(len(getattr(part, "text", "")) for part in reply.content)
-    return 0
-
-
 MAX_ERROR_CHARS = 1000  # an error echoing a 60 KB argument must not come back whole
 
 

@@ -61,12 +61,17 @@ async def _serve(lowlevel: Any) -> None:
 async def serve_session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any = None, stdout: Any = None) -> None:
     """One MCP session over newline-delimited JSON-RPC: the SDK's stdio transport (on the process's
     stdin and stdout, or on the given text streams: a Unix socket's, see server/unix.py) with bad
-    lines answered instead of dropped; ``run(read, write)`` serves the session's messages."""
+    lines answered instead of dropped; ``run(read, write)`` serves the session's messages.
+
+    At the end of input the session ends only once every request read before it has been answered
+    (or ``DRAIN_SECONDS`` have passed): the SDK ends a session when its input closes, cancelling
+    the calls still running, so a client that writes its requests and closes stdin lost them."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         send, receive = anyio.create_memory_object_stream[Any](0)
+        unanswered = _Unanswered(write_stream)
 
         async def relay() -> None:
             async with send:
@@ -74,16 +79,74 @@ async def serve_session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any =
                     if isinstance(item, Exception):
                         repaired = _without_lone_surrogates(item)
                         if repaired is not None:
+                            unanswered.read(repaired)
                             await send.send(repaired)
                         else:
                             await write_stream.send(_error_reply(item))
                     else:
+                        unanswered.read(item)
                         await send.send(item)
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await unanswered.none_left()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(relay)
-            await run(receive, write_stream)
+            await run(receive, unanswered)
             tg.cancel_scope.cancel()
+
+
+DRAIN_SECONDS = 120.0  # at the end of input, how long calls still running may take to be answered
+
+
+class _Unanswered:
+    """The session's write stream, keeping count of the requests read and not yet answered."""
+
+    def __init__(self, inner: Any) -> None:
+        import anyio
+
+        self._inner = inner
+        self._ids: set[Any] = set()
+        self._changed = anyio.Event()
+
+    def read(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) is None:
+            return
+        request_id = getattr(message, "id", None)
+        if request_id is not None:
+            self._ids.add(request_id)
+        elif message.method == "notifications/cancelled":  # the client wants no answer to it
+            params = getattr(message, "params", None)
+            self._ids.discard(params.get("requestId") if isinstance(params, dict)
+                              else getattr(params, "request_id", None))
+            self._wake()
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) is None and getattr(message, "id", None) in self._ids:
+            self._ids.discard(message.id)  # a response or an error to one of the client's requests
+            self._wake()
+
+    async def none_left(self) -> None:
+        while self._ids:
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        import anyio
+
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def __getattr__(self, name: str) -> Any:  # close, aclose, clone, the context manager: the stream's own
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> Any:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
 
 
 def _error_reply(exc: Exception) -> Any:

@@ -43,6 +43,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY = 64 * 1024
+MAX_HEAD = 16 * 1024  # bytes of request line and headers
+CLOSE = [(b"connection", b"close")]
 MAX_DEPTH = 64  # JSON nesting; MCP messages need under 10, and Python's parser dies near 1,000
 ENDPOINT = "/mcp"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -156,8 +158,16 @@ class Guard:
         if scope["type"] != "http":
             return
         headers: dict[str, str] = {}
+        head_bytes = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + 16
         for raw_name, raw_value in scope.get("headers", []):
             headers.setdefault(raw_name.decode("latin-1").lower(), raw_value.decode("latin-1"))
+            head_bytes += len(raw_name) + len(raw_value) + 4
+        # uvicorn's h11 limit holds only while a head is incomplete: one that arrives whole is checked here.
+        if head_bytes > MAX_HEAD:
+            return await _reply(send, 431, f"Request head over {MAX_HEAD} bytes", headers=CLOSE)
+        # Both framings at once is how request smuggling gets past a proxy (RFC 9112 §6.3): refuse, close.
+        if "transfer-encoding" in headers and "content-length" in headers:
+            return await _reply(send, 400, "Transfer-Encoding with Content-Length: send one of them", headers=CLOSE)
         if self.allowed_hosts is not None and headers.get("host", "").lower() not in self.allowed_hosts:
             return await _reply(send, 403, "Host not allowed (set LANCELOT_ALLOWED_HOSTS)")
         origin = headers.get("origin")
@@ -187,7 +197,7 @@ class Guard:
                     break
         if reading.cancelled_caught:  # a client stalling mid-body holds a connection: drop it
             return await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s",
-                                headers=[(b"connection", b"close")])
+                                headers=CLOSE)
         problem = json_problem(bytes(body))
         if problem:
             return await _reply(send, 400, problem, code=-32700)
@@ -278,7 +288,7 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metr
                             log_level=level, server_header=False,
                             http=guarded_protocol(settings.http_header_timeout, settings.http_max_connections),
                             timeout_keep_alive=settings.http_idle_timeout,  # type: ignore[arg-type]
-                            h11_max_incomplete_event_size=16 * 1024)  # request line + headers
+                            h11_max_incomplete_event_size=MAX_HEAD)  # request line + headers
     class Server(uvicorn.Server):
         """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
         kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""

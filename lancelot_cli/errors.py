@@ -37,6 +37,10 @@ class TableNotFoundError(LancelotError):
     """The table asked for is not in the database."""
 
 
+class TableDamagedError(LancelotError):
+    """The table's files are missing or unreadable (storage/damage.py); rebuilding it is the way out."""
+
+
 class DocumentNotFoundError(LancelotError):
     """No indexed document (or chunk) has the source or id asked for."""
 

@@ -108,8 +108,9 @@ class Engine:
         limit = self._limit(request.limit)
         searching.check_search_type(request.search_type)
         tbl = self._table(request.table)
-        return searching.run(tbl, request, request.text_column or self.settings.text_column,
-                             request.vector_column or self.settings.vector_column, limit, self._embedding)
+        with tbl.reading():
+            return searching.run(tbl, request, request.text_column or self.settings.text_column,
+                                 request.vector_column or self.settings.vector_column, limit, self._embedding)
 
     def query(
         self,
@@ -128,8 +129,9 @@ class Engine:
         limit = self._limit(limit)
         if warm_start:
             tbl = self._table(table)
-            chunks = documents.overview(tbl, self.settings.text_column, limit,
-                                        build_filter(tbl.facts, path_prefix, filters))
+            with tbl.reading():
+                chunks = documents.overview(tbl, self.settings.text_column, limit,
+                                            build_filter(tbl.facts, path_prefix, filters))
             table_name, mode, search_type, ranking, note = tbl.name, "overview", "overview", "overview", None
         else:
             found = self.search(SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix,
@@ -166,8 +168,9 @@ class Engine:
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
                 raise InvalidArgumentError(f"{name} must be a whole number from 0 to {MAX_LIMIT}, got {value!r}")
         budget = self._budget(context_budget)
-        return documents.document(self._table(table), self.settings.text_column, source, chunk_id, before, after,
-                                  budget)
+        tbl = self._table(table)
+        with tbl.reading():
+            return documents.document(tbl, self.settings.text_column, source, chunk_id, before, after, budget)
 
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""

@@ -13,6 +13,7 @@ from lancelot_cli.models import (
     Connection, Defaults, Embeddings, Status, TableStatus, Version, VectorStatus,
 )
 from lancelot_cli.settings import Settings
+from lancelot_cli.storage.damage import plain
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind
 
 
@@ -30,8 +31,10 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
         for name in db.table_names():
             try:
                 tables.append(table_status(db.table(name), verbose))
+            except LancelotError as exc:  # a damaged table: what to do is in the message
+                tables.append(TableStatus(name=name, error=str(exc)))
             except Exception as exc:  # one unreadable table must not hide the others
-                tables.append(TableStatus(name=name, error=" ".join(str(exc).split())))
+                tables.append(TableStatus(name=name, error=plain(str(exc))))
     except LancelotError as exc:
         error = str(exc)
     # Local vectors (a table's, or a local EMBEDDING_MODEL) are searched with no key when the extra is there.
@@ -48,6 +51,7 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
 
 def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
     facts = tbl.facts
+    tbl.check()  # the manifest alone says "ok" for a table whose files are gone
     fts = tuple(sorted(facts.fts_columns))
     vectors = tuple(VectorStatus(v.name, v.dimension, facts.vector_model(v), tbl.missing_vectors(v.name))
                     for v in facts.vectors)

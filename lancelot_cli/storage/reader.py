@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import Any, NoReturn
 
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
+from lancelot_cli.storage import damage
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
 from lancelot_cli.storage.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import is_local, local_path
@@ -74,6 +76,15 @@ class ReadOnlyTable:
 
     def count(self) -> int:
         return int(self._table.count_rows())
+
+    def check(self) -> None:
+        """Raise ``TableDamagedError`` when a part a search reads is missing or unreadable (storage/damage.py)."""
+        facts = self.facts
+        damage.check(self.name, self._table, _quote_identifier(facts.columns[0]), sorted(facts.fts_columns))
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Where a read of this table runs: Lance's damage errors come out as one ``TableDamagedError``."""
+        return damage.said(self.name)
 
     def require_column(self, column: str, role: str, facts: TableFacts | None = None) -> None:
         """Raise when ``column`` (the ``role`` column: "text" or "vector") is missing; the hint key
@@ -296,6 +307,10 @@ class ReadOnlyDatabase:
                     and not isinstance(exc, FileNotFoundError):
                 raise
             self._not_found(name)
+        except Exception as exc:  # a manifest cut short, say
+            if damage.is_damage(exc):
+                raise damage.damaged(name, exc) from exc
+            raise
 
     def _not_found(self, name: str) -> NoReturn:
         existing = self.table_names()

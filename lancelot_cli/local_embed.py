@@ -29,7 +29,7 @@ import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from lancelot_cli.errors import EmbeddingError
 
@@ -46,13 +46,13 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 INSTALL = "pip install \"lancelot-cli[local]\""
 
 
-def is_local(model: str | None) -> bool:
-    return bool(model) and model.startswith(PREFIX)  # type: ignore[union-attr]
+def is_local(model: str | None) -> TypeGuard[str]:
+    return model is not None and model.startswith(PREFIX)
 
 
 def _is_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or (len(name) > 2 and name[1] == ":") \
-        or os.sep in name and Path(name).expanduser().is_dir()
+        or (os.sep in name and Path(name).expanduser().is_dir())
 
 
 def identity(spec: str) -> str:

@@ -10,7 +10,13 @@ from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import (
-    Connection, Defaults, Embeddings, Status, TableStatus, Version, VectorStatus,
+    Connection,
+    Defaults,
+    Embeddings,
+    Status,
+    TableStatus,
+    VectorStatus,
+    Version,
 )
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind

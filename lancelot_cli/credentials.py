@@ -53,7 +53,7 @@ def _from_keychain() -> str | None:
         value = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
     except KeyringError:
         return None
-    except Exception as exc:  # a broken backend (D-Bus gone, locked store) is "no key", not a crash
+    except Exception as exc:  # noqa: BLE001 - a broken backend (D-Bus gone, locked store) is "no key", not a crash
         log.debug("keychain lookup failed: %s", type(exc).__name__)
         return None
     return None if blank(value) else value.strip()  # type: ignore[union-attr]
@@ -98,7 +98,7 @@ def _read_file(config_dir: Path) -> str | None:
 
     try:
         value = keyfile.read_key(config_dir)
-    except Exception as exc:  # unreadable or tampered file: treat as no key, say why at debug level
+    except Exception as exc:  # noqa: BLE001 - unreadable or tampered file: no key, said at debug level
         log.debug("stored key file unreadable: %s", type(exc).__name__)
         return None
     return None if blank(value) else value.strip()  # type: ignore[union-attr]
@@ -166,7 +166,7 @@ def store_key(config_dir: Path, api_key: str) -> StoredKey:
         keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
         if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) != value:
             error = "the keychain did not keep the value"
-    except Exception as exc:  # KeyringError, NoKeyringError, D-Bus or OS errors from a backend
+    except Exception as exc:  # noqa: BLE001 - KeyringError, NoKeyringError, D-Bus or OS errors from a backend
         error = type(exc).__name__
     if error is None:
         keyfile.delete_key(config_dir)
@@ -192,7 +192,7 @@ def _delete_from_keychain() -> tuple[bool, str | None]:
         return False, None
     except KeyringError as exc:
         return False, type(exc).__name__
-    except Exception as exc:  # a broken backend: report it, do not crash
+    except Exception as exc:  # noqa: BLE001 - a broken backend: report it, do not crash
         return False, type(exc).__name__
     return True, None
 

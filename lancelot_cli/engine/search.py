@@ -84,9 +84,9 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit, ranking.reply_columns(facts),
-                      build_filter(facts, request.path_prefix, request.filters), facts, cap,
-                      ranking.field_boosts(facts, text_col))
+    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit,
+                      ranking.reply_columns(facts), build_filter(facts, request.path_prefix, request.filters),
+                      facts, cap, ranking.field_boosts(facts, text_col))
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
     if asked == "auto" and plan.model and not local_embed.multilingual(plan.model) \

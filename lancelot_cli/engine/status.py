@@ -36,7 +36,7 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
         for name in db.table_names():
             try:
                 tables.append(table_status(db.table(name), verbose))
-            except Exception as exc:  # one unreadable table must not hide the others
+            except Exception as exc:  # noqa: BLE001 - one unreadable table must not hide the others
                 tables.append(TableStatus(name=name, error=" ".join(str(exc).split())))
     except LancelotError as exc:
         error = str(exc)
@@ -45,8 +45,9 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
     return Status(
         connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
         tables=tuple(tables),
-        embeddings=Embeddings(available=key is not None or (local and local_embed.available()), key_source=key.source if key else None,
-                              model=s.embedding_model, dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
+        embeddings=Embeddings(available=key is not None or (local and local_embed.available()),
+                              key_source=key.source if key else None, model=s.embedding_model,
+                              dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
         defaults=Defaults(table=s.table, text_column=s.text_column, vector_column=s.vector_column,
                           limit=s.default_limit, context_budget=s.context_budget),
     )

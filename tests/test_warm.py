@@ -10,6 +10,7 @@ client process answered that way never imported lancedb.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
@@ -28,10 +29,9 @@ from typing import NamedTuple
 
 import pytest
 
+from lancelot_cli.warm import protocol, runtime
 from tests.conftest import _LEAKY, REPO, hash_tree, lancelot_command
 from tests.support.embed_server import MODEL, EmbedServer
-
-from lancelot_cli.warm import protocol, runtime
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peer pids from SO_PEERCRED, /proc")]
@@ -140,10 +140,8 @@ class Warm:
 
     def close(self) -> None:
         for pid in self.pids():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -22,6 +22,7 @@ Results are written to tests/benchmarks/results/cli_speed.json (git-ignored).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -132,10 +133,8 @@ def stop_warm(log: Path) -> None:
     import signal
 
     for pid in {int(p) for p in re.findall(r" pid (\d+) listening", log.read_text(encoding="utf-8"))}:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
 
 
 def main() -> None:
@@ -225,7 +224,7 @@ def main() -> None:
 
     print(f"CLI speed — lancelot {__version__}, typer {meta['typer']}, Python {meta['python']}, {meta['cpus']} CPUs, "
           f"load {meta['load_average'][0]:.2f}, {opts.runs} rounds (+{opts.warmup} warm-up)\n")
-    print(f"| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
+    print("| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
     print("|---|---:|---:|---:|")
     for key, (label, *_) in cases.items():
         r = results[key]

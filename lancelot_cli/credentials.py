@@ -23,7 +23,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from lancelot_cli.models import KeySource
 from lancelot_cli.settings import blank
 
 KEYRING_SERVICE = "lancelot"
@@ -37,7 +39,7 @@ class FoundKey:
     """An API key and where it came from: "env", "keychain" or "file". ``repr`` hides the key."""
 
     value: str
-    source: str
+    source: KeySource
 
     def __repr__(self) -> str:
         return f"FoundKey(source={self.source!r}, value='***')"
@@ -139,7 +141,7 @@ class StoredKey:
     """Where `store_key` put the key: ``"keychain"`` or ``"file"`` (then ``path`` is the file), and,
     for the file, why the keychain was not used (``keychain_error``: an exception's class name)."""
 
-    source: str
+    source: Literal["keychain", "file"]
     path: Path | None = None
     keychain_error: str | None = None
 
@@ -228,7 +230,9 @@ def forget_key(config_dir: Path) -> Forgotten:
 def stored_keys(config_dir: Path) -> list[FoundKey]:
     """Every stored copy of the key (keychain, then file), ignoring the environment."""
     found = []
-    for source, value in (("keychain", _from_keychain()), ("file", _from_file(config_dir))):
+    stores: tuple[tuple[KeySource, str | None], ...] = (("keychain", _from_keychain()),
+                                                         ("file", _from_file(config_dir)))
+    for source, value in stores:
         if value:
             found.append(FoundKey(value, source))
     return found

@@ -17,6 +17,7 @@ TextRanking = Literal["bm25", "substring"]  # how a text search ranks: full-text
 Ranking = Literal[TextRanking, "distance", "rrf"]  # how a search ranked its hits
 ContextMode = Literal["question", "overview"]  # a context block answers a question, or shows the collection
 Overview = Literal["overview"]  # a context block's search type and ranking when it ran no search
+KeySource = Literal["env", "keychain", "file"]  # where the OpenAI key was found
 
 SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 TEXT_RANKINGS: tuple[TextRanking, ...] = get_args(TextRanking)
@@ -136,7 +137,7 @@ class Connection:
 @dataclass(frozen=True)
 class Embeddings:
     available: bool
-    key_source: str | None
+    key_source: KeySource | None
     model: str
     dimensions: int | None
     base_url: str | None

@@ -23,7 +23,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from lancelot_cli.models import KeySource
 from lancelot_cli.settings import blank
 
 KEYRING_SERVICE = "lancelot"
@@ -37,7 +39,7 @@ class FoundKey:
     """An API key and where it came from: "env", "keychain" or "file". ``repr`` hides the key."""
 
     value: str
-    source: str
+    source: KeySource
 
     def __repr__(self) -> str:
         return f"FoundKey(source={self.source!r}, value='***')"
@@ -53,7 +55,7 @@ def _from_keychain() -> str | None:
         value = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
     except KeyringError:
         return None
-    except Exception as exc:  # a broken backend (D-Bus gone, locked store) is "no key", not a crash
+    except Exception as exc:  # noqa: BLE001 - a broken backend (D-Bus gone, locked store) is "no key", not a crash
         log.debug("keychain lookup failed: %s", type(exc).__name__)
         return None
     return None if blank(value) else value.strip()  # type: ignore[union-attr]
@@ -98,7 +100,7 @@ def _read_file(config_dir: Path) -> str | None:
 
     try:
         value = keyfile.read_key(config_dir)
-    except Exception as exc:  # unreadable or tampered file: treat as no key, say why at debug level
+    except Exception as exc:  # noqa: BLE001 - unreadable or tampered file: no key, said at debug level
         log.debug("stored key file unreadable: %s", type(exc).__name__)
         return None
     return None if blank(value) else value.strip()  # type: ignore[union-attr]
@@ -139,7 +141,7 @@ class StoredKey:
     """Where `store_key` put the key: ``"keychain"`` or ``"file"`` (then ``path`` is the file), and,
     for the file, why the keychain was not used (``keychain_error``: an exception's class name)."""
 
-    source: str
+    source: Literal["keychain", "file"]
     path: Path | None = None
     keychain_error: str | None = None
 
@@ -166,7 +168,7 @@ def store_key(config_dir: Path, api_key: str) -> StoredKey:
         keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
         if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) != value:
             error = "the keychain did not keep the value"
-    except Exception as exc:  # KeyringError, NoKeyringError, D-Bus or OS errors from a backend
+    except Exception as exc:  # noqa: BLE001 - KeyringError, NoKeyringError, D-Bus or OS errors from a backend
         error = type(exc).__name__
     if error is None:
         keyfile.delete_key(config_dir)
@@ -192,7 +194,7 @@ def _delete_from_keychain() -> tuple[bool, str | None]:
         return False, None
     except KeyringError as exc:
         return False, type(exc).__name__
-    except Exception as exc:  # a broken backend: report it, do not crash
+    except Exception as exc:  # noqa: BLE001 - a broken backend: report it, do not crash
         return False, type(exc).__name__
     return True, None
 
@@ -228,7 +230,9 @@ def forget_key(config_dir: Path) -> Forgotten:
 def stored_keys(config_dir: Path) -> list[FoundKey]:
     """Every stored copy of the key (keychain, then file), ignoring the environment."""
     found = []
-    for source, value in (("keychain", _from_keychain()), ("file", _from_file(config_dir))):
+    stores: tuple[tuple[KeySource, str | None], ...] = (("keychain", _from_keychain()),
+                                                         ("file", _from_file(config_dir)))
+    for source, value in stores:
         if value:
             found.append(FoundKey(value, source))
     return found

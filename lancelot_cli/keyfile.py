@@ -11,10 +11,15 @@ without its secret), not against a process running as the same user, which can r
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 KEY_FILE = "openai-key.enc"
 SECRET_FILE = ".secret"
@@ -45,7 +50,7 @@ def _secret(config_dir: Path, create: bool) -> bytes | None:
     return value
 
 
-def _fernet(secret: bytes, salt: bytes):  # type: ignore[no-untyped-def]
+def _fernet(secret: bytes, salt: bytes) -> Fernet:
     from cryptography.fernet import Fernet
     from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
@@ -86,8 +91,6 @@ def delete_key(config_dir: Path) -> bool:
         existed = True
     except FileNotFoundError:
         existed = False
-    try:
+    with contextlib.suppress(FileNotFoundError):
         (config_dir / SECRET_FILE).unlink()
-    except FileNotFoundError:
-        pass
     return existed

@@ -21,6 +21,7 @@ loads the model. One loaded model per identity per process (``shared``), loaded 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from lancelot_cli.errors import EmbeddingError
 
@@ -46,20 +47,21 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 INSTALL = "pip install \"lancelot-cli[local]\""
 
 
-def is_local(model: str | None) -> bool:
-    return bool(model) and model.startswith(PREFIX)  # type: ignore[union-attr]
+def is_local(model: str | None) -> TypeGuard[str]:
+    return model is not None and model.startswith(PREFIX)
 
 
 def _is_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or (len(name) > 2 and name[1] == ":") \
-        or os.sep in name and Path(name).expanduser().is_dir()
+        or (os.sep in name and Path(name).expanduser().is_dir())
 
 
 def identity(spec: str) -> str:
     """The identity of ``local:NAME`` or ``local:PATH``: a folder made absolute, a name as given."""
     name = spec[len(PREFIX):].strip() if is_local(spec) else spec.strip()
     if not name:
-        raise EmbeddingError(f"no model named in {spec!r}: use local:NAME (e.g. {DEFAULT_MODEL}) or local:/path/to/folder")
+        raise EmbeddingError(f"no model named in {spec!r}: use local:NAME (e.g. {DEFAULT_MODEL}) or "
+                             f"local:/path/to/folder")
     if _is_path(name):
         return PREFIX + str(Path(name).expanduser().resolve())
     return PREFIX + name
@@ -154,10 +156,8 @@ class LocalEmbedder:
         model that is not there yet is fetched by the first ``embed``, which says so if it cannot."""
 
         def run() -> None:
-            try:
+            with contextlib.suppress(Exception):  # not there, or broken: the first embed() says what
                 self.load(cached_only=True)
-            except Exception:
-                pass
 
         thread = threading.Thread(target=run, name="lancelot-local-model", daemon=True)
         thread.start()
@@ -173,15 +173,15 @@ class LocalEmbedder:
         shares = [order[k::WORKERS] for k in range(WORKERS)]
         parts = list(_pool().map(self._run, [[texts[i] for i in share] for share in shares]))
         found: list[list[float]] = [[] for _ in texts]
-        for share, vectors in zip(shares, parts):
-            for i, vector in zip(share, vectors):
+        for share, vectors in zip(shares, parts, strict=True):
+            for i, vector in zip(share, vectors, strict=True):  # one vector per text
                 found[i] = vector
         return found
 
     def _run(self, texts: list[str]) -> list[list[float]]:
-        try:  # onnxruntime errors: a model that does not fit the runner
+        try:
             return [vector.tolist() for vector in self._encoder.embed(texts, batch_size=BATCH)]
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors: a model that does not fit the runner
             raise EmbeddingError(f"the local model {self.model} failed to embed: {_short(exc)}") from None
 
 
@@ -257,7 +257,7 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
         kwargs = {"local_files_only": True} if offline else {}
     try:
         encoder = fastembed.TextEmbedding(registered, threads=threads, **kwargs)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - fastembed, huggingface_hub, onnxruntime: each has its own errors
         if name.startswith("/"):
             raise EmbeddingError(f"cannot load the model in {name}: {_short(exc)}") from None
         raise EmbeddingError(f"cannot load {name} (fastembed downloads it on first use; without a network, "
@@ -298,7 +298,7 @@ def quantized(folder: Path) -> Path:
         target = Path(user_cache_dir("lancelot")) / "int8" / key
         if not (target / "model.onnx").is_file():
             _quantize(folder, target)
-    except Exception:  # no onnx package, a model it cannot take, no room: the model as it is
+    except Exception:  # noqa: BLE001 - no onnx package, a model it cannot take, no room: the model as it is
         return folder
     return target
 
@@ -338,13 +338,11 @@ def _register_folder(fastembed: Any, folder: Path) -> str:
     name = "lancelot-local/" + hashlib.sha256(str(folder).encode()).hexdigest()[:16]
     try:
         dim = int(json.loads((folder / "config.json").read_text("utf-8"))["hidden_size"])
-    except Exception:
+    except (OSError, ValueError, KeyError, TypeError):  # no file, not JSON, no such key, not a number
         dim = 0  # only fastembed's own bookkeeping uses it; the vectors say their size
-    try:
+    with contextlib.suppress(ValueError):  # registered already by an earlier load in this process
         fastembed.TextEmbedding.add_custom_model(name, pooling=PoolingType.MEAN, normalization=True,
                                                  sources=ModelSource(hf=name), dim=dim, model_file="model.onnx")
-    except ValueError:  # registered already by an earlier load in this process
-        pass
     _registered[folder] = name
     return name
 

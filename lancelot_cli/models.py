@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-SEARCH_TYPES = ("auto", "text", "vector", "hybrid")  # what a caller may ask for
-TEXT_RANKINGS = ("bm25", "substring")  # how a text search ranks: full-text index, or word share
+# The choices, each named once: the engine, the server's tool schemas and the CLI's options use these.
+SearchType = Literal["auto", "text", "vector", "hybrid"]  # what a caller may ask for
+SearchKind = Literal["text", "vector", "hybrid"]  # the search that ran ("auto" decided on one)
+TextRanking = Literal["bm25", "substring"]  # how a text search ranks: full-text index, or word share
+Ranking = Literal[TextRanking, "distance", "rrf"]  # how a search ranked its hits
+ContextMode = Literal["question", "overview"]  # a context block answers a question, or shows the collection
+Overview = Literal["overview"]  # a context block's search type and ranking when it ran no search
+KeySource = Literal["env", "keychain", "file"]  # where the OpenAI key was found
+
+SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
+TEXT_RANKINGS: tuple[TextRanking, ...] = get_args(TextRanking)
 ECHO_CHARS = 200  # how much of a query a reply repeats back
 
 
@@ -40,8 +49,8 @@ class Hit:
 class SearchResult:
     query: str
     table: str
-    search_type: str  # the search that ran (it may differ from the one asked for: see note)
-    ranking: str  # "bm25", "substring", "distance" or "rrf"
+    search_type: SearchKind  # the search that ran (it may differ from the one asked for: see note)
+    ranking: Ranking
     hits: tuple[Hit, ...]
     note: str | None = None
 
@@ -56,9 +65,9 @@ class ContextBlock:
 
     question: str
     table: str
-    mode: str  # "question" or "overview"
-    search_type: str
-    ranking: str
+    mode: ContextMode
+    search_type: SearchKind | Overview
+    ranking: Ranking | Overview
     budget: int
     included: int
     left_out: int
@@ -128,7 +137,7 @@ class Connection:
 @dataclass(frozen=True)
 class Embeddings:
     available: bool
-    key_source: str | None
+    key_source: KeySource | None
     model: str
     dimensions: int | None
     base_url: str | None
@@ -157,5 +166,5 @@ class Version:
     version: str
     mcp_protocol_version: str | None
     transports: tuple[str, ...]
-    search_types: tuple[str, ...] = SEARCH_TYPES
-    text_rankings: tuple[str, ...] = TEXT_RANKINGS
+    search_types: tuple[SearchType, ...] = SEARCH_TYPES
+    text_rankings: tuple[TextRanking, ...] = TEXT_RANKINGS

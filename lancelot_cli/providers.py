@@ -72,7 +72,7 @@ class OpenAIEmbedder:
             try:
                 reply = client.embeddings.create(model=self.model, input=list(texts))
                 break
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the client's, httpx's or the OS's: sorted below
                 delay = self._retry_delay(exc, attempt, time.monotonic() - started)
                 if delay is None:
                     raise self._error(exc) from None

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from lancelot_cli.errors import ConfigError
 
@@ -52,7 +52,8 @@ def read_stored(directory: Path) -> dict[str, str]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the settings file {path}: {exc}; fix or delete it, or run `lancelot init`") from exc
+        raise ConfigError(f"cannot read the settings file {path}: {exc}; fix or delete it, or run "
+                          f"`lancelot init`") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"the settings file {path} is not a JSON object; delete it or run `lancelot init`")
     return {str(k): str(v) for k, v in data.items() if v is not None}
@@ -68,7 +69,11 @@ def write_stored(directory: Path, values: Mapping[str, str]) -> Path:
     return path
 
 
-def _setting(env: str, default: Any, kind: str, description: str, *, status: bool = False,
+# How a setting's text is converted (see `_setting`).
+SettingKind = Literal["str", "int", "list", "seconds", "minutes", "json"]
+
+
+def _setting(env: str, default: Any, kind: SettingKind, description: str, *, status: bool = False,
              unset: str = "(not set)") -> Any:
     """One row of the settings table, as a dataclass field (see `Settings`).
 
@@ -156,7 +161,7 @@ class SettingField(NamedTuple):
     name: str
     attr: str
     default: Any
-    kind: str
+    kind: SettingKind
     description: str
     status: bool
     unset: str
@@ -204,7 +209,7 @@ def rows(settings: Settings, *, status_only: bool = False) -> list[tuple[str, st
 _SPANS = {"seconds": 86400, "minutes": 1440}  # kind -> the largest value (a day)
 
 
-def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
+def _convert(name: str, raw: str, kind: SettingKind, origin: str) -> Any:
     raw = raw.strip()
     if kind == "int":
         try:
@@ -226,12 +231,12 @@ def _convert(name: str, raw: str, kind: str, origin: str) -> Any:
         return amount
     if kind == "json":
         try:
-            value = json.loads(raw)
+            data = json.loads(raw)
         except ValueError:
-            value = None
-        if not isinstance(value, dict):
+            data = None
+        if not isinstance(data, dict):
             raise ConfigError(f"{name} must be a JSON object such as {{\"allow_http\": \"true\"}} (from {origin})")
-        return {str(k): str(v) for k, v in value.items()}
+        return {str(k): str(v) for k, v in data.items()}
     return raw
 
 
@@ -254,8 +259,8 @@ def load(
     for setting in FIELDS:
         for origin, layer in (("flag", flags or {}), ("env", env), ("file", stored)):
             raw = layer.get(setting.name)
-            if not blank(raw):
-                values[setting.attr] = _convert(setting.name, raw, setting.kind, origin)  # type: ignore[arg-type]
+            if raw is not None and not blank(raw):
+                values[setting.attr] = _convert(setting.name, raw, setting.kind, origin)
                 sources[setting.name] = origin
                 break
         else:

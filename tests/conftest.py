@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.embed_server import MODEL, EmbedServer, embed
-
 from lancelot_cli.settings import ENVIRONMENT
+from tests.support.embed_server import MODEL, EmbedServer, embed
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -31,8 +31,8 @@ from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
-from tests.test_engine import wired
 from tests.support.calls import text_of as _text
+from tests.test_engine import wired
 
 
 @pytest.fixture
@@ -667,7 +667,7 @@ def spawned(mixed_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
 @pytest.mark.slow
 def test_spawned_server_lists_and_serves_prompts(spawned: dict[str, Any]) -> None:
     assert set(spawned["prompts"]) == set(EXPECTED_PROMPTS)
-    assert {name: text for name, text in spawned["texts"].items()} == \
+    assert dict(spawned["texts"]) == \
         {name: values[2] for name, values in EXPECTED_PROMPTS.items()}
     assert spawned["prompts"]["reviewer-2"].title == "Team reviewer"
     assert isinstance(spawned.get("unknown"), MCPError)
@@ -680,7 +680,7 @@ def test_spawned_server_writes_one_metrics_line_per_call_in_the_config_folder(sp
     assert log.is_file()
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == len(SPAWNED_CALLS)  # tool calls only: prompts are not tool calls
-    for line, (name, text, is_error) in zip(lines, spawned["calls"]):
+    for line, (name, text, is_error) in zip(lines, spawned["calls"], strict=False):
         assert {"tool", "ms", "tokens", "error", "argumentChars", "time"} <= set(line)
         assert line["tool"] == name
         assert isinstance(line["ms"], (int, float)) and line["ms"] >= 0

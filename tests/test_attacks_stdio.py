@@ -110,7 +110,7 @@ def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(raw: Raw, qu
     answered, with its id, as if the half were U+FFFD (issue 27 #5: it got -32700 with id null)."""
     raw.initialize()
     line = ('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "lancedb_search", '
-            '"arguments": {"query": "%s", "limit": 3}}}' % query)
+            '"arguments": {"query": "' + query + '", "limit": 3}}}')
     raw.send_line(line.encode())
     reply = raw.receive()
     assert reply["id"] == 11 and "error" not in reply, reply

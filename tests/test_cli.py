@@ -18,12 +18,11 @@ from typing import Any
 
 import anyio
 import pytest
-
-from lancelot_cli.wire import to_json
 from typer.testing import CliRunner
 
 import lancelot_cli
 from lancelot_cli.cli.app import app
+from lancelot_cli.wire import to_json
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 from tests.support.calls import text_of
 from tests.support.servers import free_port
@@ -331,7 +330,8 @@ def test_command_db_wins_over_global_db(tmp_path: Path, sample_db: Path) -> None
 ERROR_CASES = {
     # id: (args, with {db} / {tmp} placeholders; exit code; words the line must contain)
     "no-lancedb-path": (["search", "refund"], 1, ["LANCEDB_PATH", "lancelot init"]),
-    "missing-db-folder": (["search", "refund", "--db", "{tmp}/nope"], 1, ["{tmp}/nope", "does not exist", "lancelot index"]),
+    "missing-db-folder": (["search", "refund", "--db", "{tmp}/nope"], 1,
+                          ["{tmp}/nope", "does not exist", "lancelot index"]),
     "missing-db-folder-global": (["--db", "{tmp}/nope", "query", "refund"], 1, ["{tmp}/nope", "does not exist"]),
     "missing-table": (["search", "refund", "--db", "{db}", "--table", "nosuch"], 1, ["'nosuch'", "documents"]),
     "missing-table-query": (["query", "refund", "--db", "{db}", "-t", "nosuch"], 1, ["'nosuch'", "documents"]),

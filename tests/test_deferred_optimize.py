@@ -116,16 +116,17 @@ def test_bm25_scores_of_unindexed_rows_match_the_indexed_ones(indexed) -> None:
     assert not report.optimized and coverage(db)[1] == 1
 
     def scored(query: str) -> list[tuple[str, float]]:
-        return [(hit["source"], hit["score"]) for hit in to_wire(engine.search(query, limit=10, search_type="text"))["hits"]]
+        reply = to_wire(engine.search(query, limit=10, search_type="text"))
+        return [(hit["source"], hit["score"]) for hit in reply["hits"]]
 
     queries = ("quokkaword parsnips", "topic 3 shipping", "garden")  # (words in nearly every row score ~0)
     before = [scored(q) for q in queries]
     assert TableWriter(str(db), "documents").optimize(force=True)
     assert coverage(db)[1] == 0
     after = [scored(q) for q in queries]
-    for b, a in zip(before, after):
+    for b, a in zip(before, after, strict=True):
         assert [s for s, _ in b] == [s for s, _ in a]
-        for (source, x), (_, y) in zip(b, a):
+        for (source, x), (_, y) in zip(b, a, strict=True):
             assert x == pytest.approx(y, rel=1e-4 if source == "note-07.md" else 0.2), (source, b, a)
 
 

@@ -65,7 +65,8 @@ def test_ctrl_c_while_embedding_keeps_the_text_and_the_vectors_made(tmp_path: Pa
             process.kill()
     assert process.returncode == 130, err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert lines[-1].startswith("lancelot: error: interrupted (Ctrl-C) while embedding: the table is searchable by text"), err
+    assert lines[-1].startswith("lancelot: error: interrupted (Ctrl-C) while embedding: the table is searchable "
+                                "by text"), err
     assert f"{2 * embedding.EMBED_BATCH:,} of {count:,} new chunks have vectors" in lines[-1]
     assert "Traceback" not in err
     assert vectors(db) == (count, 2 * embedding.EMBED_BATCH)

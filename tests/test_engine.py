@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 import lancelot_cli
 from lancelot_cli.engine import Engine
@@ -95,9 +97,9 @@ def sample_files_containing(needle: str) -> set[str]:
     found = set()
     for path in SAMPLE_DOCS.rglob("*"):
         rel = path.relative_to(SAMPLE_DOCS).as_posix()
-        if path.is_file() and not any(part.startswith(".") for part in rel.split("/")):
-            if needle.lower() in path.read_text(encoding="utf-8").lower():
-                found.add(rel)
+        if path.is_file() and not any(part.startswith(".") for part in rel.split("/")) \
+                and needle.lower() in path.read_text(encoding="utf-8").lower():
+            found.add(rel)
     return found
 
 

@@ -185,7 +185,8 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
 def test_only_a_verified_lancedb_gets_the_deferral() -> None:
     """Importing the client alone (no lancedb being imported) is the normal import."""
     code = ("import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"
-            "import lance_namespace_urllib3_client\nprint(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)")
+            "import lance_namespace_urllib3_client\n"
+            "print(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.stdout.split() == ["{}", "True"], proc.stderr[-2000:]

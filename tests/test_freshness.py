@@ -139,7 +139,7 @@ def table_rows(db: Path, table: str = "documents") -> set[tuple[str, str]]:
 
     tbl = lancedb.connect(str(db), read_consistency_interval=dt.timedelta(0)).open_table(table)
     data = tbl.search().select(["id", "text"]).limit(None).to_arrow()
-    return set(zip(data.column("id").to_pylist(), data.column("text").to_pylist()))
+    return set(zip(data.column("id").to_pylist(), data.column("text").to_pylist(), strict=True))
 
 
 # -- 1. a watcher and a server, every kind of change ---------------------------------------------
@@ -267,8 +267,8 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     that cover every row, counting the rows left for the next optimize() (searched by a scan; see
     storage.policy.OptimizePolicy and tests/test_deferred_optimize.py)."""
     from lancelot_cli.engine import Engine
-    from tests.test_engine import wired  # replies in their JSON form
     from lancelot_cli.settings import load
+    from tests.test_engine import wired  # replies in their JSON form
 
     db = tmp_path / "db"
     watcher = Watcher(docs, db, tmp_path)
@@ -293,7 +293,7 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
             seen = len(watcher.batches())
             change()
             expected = len(folder_rows(docs))
-            watcher.wait_for(lambda _lines: len(watcher.batches()) > seen
+            watcher.wait_for(lambda _lines, seen=seen, expected=expected: len(watcher.batches()) > seen
                              and watcher.batches()[-1].split(" chunks, ")[1].startswith(f"{expected} in table"),
                              STEP_TIMEOUT, f"batch leaving {expected} rows")
             after = table_status()
@@ -301,7 +301,8 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
             assert after["updatedAt"] > before["updatedAt"]
             assert after["version"] > before["version"]
             coverage = after["fullTextCoverage"]
-            assert coverage["unindexed"] < max(OPTIMIZE_POLICY.unindexed_rows, OPTIMIZE_POLICY.unindexed_share * expected)
+            assert coverage["unindexed"] < max(OPTIMIZE_POLICY.unindexed_rows,
+                                               OPTIMIZE_POLICY.unindexed_share * expected)
             assert coverage["indexed"] + coverage["unindexed"] >= expected, after
             before = after
         code = watcher.stop(signal.SIGTERM)
@@ -532,8 +533,8 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     changed, folds them into the full-text index (they are past OptimizePolicy's share) so that
     status shows `unindexed == 0` again."""
     from lancelot_cli.engine import Engine
-    from tests.test_engine import wired  # replies in their JSON form
     from lancelot_cli.settings import load
+    from tests.test_engine import wired  # replies in their JSON form
 
     db = tmp_path / "db"
     index_folder(docs, str(db))

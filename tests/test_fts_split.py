@@ -82,7 +82,8 @@ def compare(db: Path, queries: list[str], limit: int, monkeypatch: pytest.Monkey
         monkeypatch.setattr(fts_split, "search", counted)
         split = tbl.fts(words, "text", limit, columns, row_filter, boosts)
         monkeypatch.setattr(fts_split, "search", real)
-        assert split == combined, (query, [(r["id"], r["_score"]) for r in split], [(r["id"], r["_score"]) for r in combined])
+        assert split == combined, (query, [(r["id"], r["_score"]) for r in split],
+                                   [(r["id"], r["_score"]) for r in combined])
     return answered
 
 

@@ -3,7 +3,8 @@
 Pins what a refactor must not change: `lancelot search/query/show/status/version --json` (stdout and
 exit code; error *messages* on stderr are free to improve) and each MCP tool's reply (text content,
 structuredContent, is_error) through the SDK's in-memory client. Only truly volatile parts are
-normalised: the tmp database path, the loopback embedder's URL, timestamps, table versions, latencies and the package version.
+normalised: the tmp database path, the loopback embedder's URL, timestamps, table versions, latencies
+and the package version.
 
 Regenerate after an intended change with ``LANCELOT_UPDATE_GOLDEN=1 pytest tests/test_golden.py``
 and review the diff of ``tests/golden/*.json``.

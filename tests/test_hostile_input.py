@@ -145,7 +145,8 @@ def test_front_matter_over_a_bound_is_refused_with_a_reason(tmp_path: Path, fron
 
 
 def test_front_matter_with_ordinary_aliases_still_works(tmp_path: Path) -> None:
-    write(tmp_path / "x.md", "---\nbase: &b {owner: ops, tier: 2}\nsame: *b\ntags: &t [a, b]\nmore: *t\n---\n# X\n\nbody\n")
+    write(tmp_path / "x.md",
+          "---\nbase: &b {owner: ops, tier: 2}\nsame: *b\ntags: &t [a, b]\nmore: *t\n---\n# X\n\nbody\n")
     meta = read_document(tmp_path, "x.md").meta
     assert meta["same"] == meta["base"] == '{"owner": "ops", "tier": 2}' and meta["more"] == ["a", "b"]
 

@@ -27,12 +27,13 @@ from mcp import Client
 
 from lancelot_cli.cli.serve import DEFAULT_HTTP_PORT, with_http_default
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
+from tests.support.calls import ALL_CALLS
+from tests.support.calls import text_of as _text
+from tests.support.expected import TOOLS
+from tests.support.servers import START_TIMEOUT, Served, free_port
 
 pytestmark = pytest.mark.slow
 
-from tests.support.calls import ALL_CALLS, text_of as _text
-from tests.support.expected import TOOLS
-from tests.support.servers import START_TIMEOUT, STOP_TIMEOUT, Served, free_port
 ACCEPT = "application/json, text/event-stream"
 ORIGINS = "https://app.example,https://other.example"
 
@@ -127,7 +128,8 @@ class Reply:
         return json.loads(self.body)
 
 
-def rpc(name: str = "lancedb_version", arguments: dict[str, Any] | None = None, id: int = 1) -> bytes:
+def rpc(name: str = "lancedb_version", arguments: dict[str, Any] | None = None,
+        id: int = 1) -> bytes:  # noqa: A002 - the JSON-RPC member it fills
     return json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                        "params": {"name": name, "arguments": arguments or {}}}).encode()
 
@@ -154,7 +156,7 @@ def request(port: int, method: str = "POST", path: str = "/mcp", body: bytes | N
             conn.close()
 
 
-def assert_tool_reply(reply: Reply, id: int = 1) -> dict[str, Any]:
+def assert_tool_reply(reply: Reply, id: int = 1) -> dict[str, Any]:  # noqa: A002 - the JSON-RPC member
     assert reply.status == 200, (reply.status, reply.body[:500])
     message = reply.json()
     assert message["jsonrpc"] == "2.0" and message["id"] == id and "result" in message, message
@@ -197,7 +199,7 @@ async def test_sdk_client_lists_and_calls_the_four_tools(loopback: Served, sampl
         bad = await client.call_tool("lancedb_search", {"query": "x", "limit": 0})
     # Exactly what the server defines (checked against the same server in-process), which includes the four.
     assert set(tools) == await in_process_tool_names(sample_db)
-    assert TOOLS <= set(tools)
+    assert set(tools) >= TOOLS
     assert all(tool.annotations is not None and tool.annotations.read_only_hint is True for tool in tools.values())
     for result in (search, query, status, version):
         assert not result.is_error, _text(result)
@@ -548,7 +550,7 @@ def short_timeouts(spawn: Any, sample_db: Path) -> Served:
 
 
 def _head(port: int, length: int | None = None) -> bytes:
-    lines = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json", f"Accept: {ACCEPT}"]
+    lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json", f"Accept: {ACCEPT}"]
     if length is not None:
         lines.append(f"Content-Length: {length}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
@@ -570,7 +572,7 @@ def _closed_after(sock: socket.socket, limit: float, trickle: bytes = b"", step:
                 return time.monotonic() - start, received
         try:
             data = sock.recv(4096)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError:
             return time.monotonic() - start, received
@@ -708,7 +710,7 @@ def test_a_batch_array_is_refused_in_one_line(loopback: Served) -> None:
 @pytest.mark.parametrize("query", ["refund \\ud800", "refund \\ud83d\\ude00"], ids=["lone-half", "a-pair"])
 def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(loopback: Served, query: str) -> None:
     body = ('{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lancedb_search", '
-            '"arguments": {"query": "%s", "limit": 3}}}' % query).encode()
+            '"arguments": {"query": "' + query + '", "limit": 3}}}').encode()
     result = assert_tool_reply(request(loopback.port, body=body), id=4)
     found = result["structuredContent"]
     assert found["query"] == json.loads(f'"{query}"').encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -8,6 +8,7 @@ be left, the table is as it was, and the next run works. Linux only (/proc).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -74,10 +75,8 @@ def wait_group_gone(pgid: int, timeout: float) -> list[int]:
 
 
 def kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def table_state(db: Path, table: str = "documents") -> tuple[int, int] | None:

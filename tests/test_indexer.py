@@ -3,6 +3,7 @@ running meanwhile, errors and the CLI command. Real files and real LanceDB in tm
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -136,7 +137,7 @@ class Reader:
                 self.errors.append(f"FTS found nothing in a table of {count} rows")
             self.counts.append(count)
             self.reads += 1
-        except Exception as exc:  # every failure is recorded; the test asserts there is none
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded; the test asserts there is none
             self.errors.append(f"{type(exc).__name__}: {exc}")
 
     def run_until(self, done: threading.Event, wait_for_table: bool = False) -> None:
@@ -154,7 +155,7 @@ class Reader:
             if self.reads % 2:
                 try:
                     self.read_once(self.conn.open_table(TABLE))
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - recorded, as above
                     self.errors.append(f"{type(exc).__name__}: {exc}")
         if tbl is None:
             tbl = self.conn.open_table(TABLE)
@@ -168,7 +169,7 @@ def index_in_thread(src: Path, db: Path, **kwargs: Any) -> tuple[threading.Threa
     def run() -> None:
         try:
             out["report"] = index_folder(src, str(db), **kwargs)
-        except BaseException as exc:  # surfaced by the test
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the test
             out["error"] = exc
         finally:
             done.set()
@@ -292,7 +293,7 @@ def test_chunking_properties(doc: tuple[list[str], str], size: int) -> None:
             assert all(len(p) <= size for p in got)
     assert position == len(pieces)
     # Greedy packing: the next chunk's first piece would not have fitted in the previous chunk.
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         assert len(before) + 2 + len(after.split("\n\n")[0]) > size
 
 

@@ -24,11 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import anyio
-import keyring
-import keyring.backend
 import pytest
-
-from tests.support.keyrings import MemoryKeyring
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from typer.testing import CliRunner
@@ -39,6 +35,7 @@ from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_confi
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, find_openai_key
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.embed_server import MODEL
+from tests.support.keyrings import MemoryKeyring
 from tests.support.servers import closed_url
 
 ENTER, DOWN, CTRL_C, CLEAR = "\r", "\x1b[B", "\x03", "\x15"
@@ -184,7 +181,7 @@ def test_a_file_is_not_accepted_as_the_database_folder(tmp_path, sample_db, isol
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a database")
     keys = (f"{CLEAR}{a_file}{ENTER}"            # refused by the validator: the prompt stays open
-            + f"{CLEAR}{sample_db}{ENTER}"       # corrected
+            f"{CLEAR}{sample_db}{ENTER}"         # corrected
             + ENTER)                             # table
     plan = wizard(keys, cwd=tmp_path, no_api_key=True)
     assert plan.db_uri == str(sample_db)
@@ -474,7 +471,7 @@ def test_no_keychain_means_the_encrypted_file(sample_db, isolated_env):
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert stat.S_IMODE((isolated_env / keyfile.SECRET_FILE).stat().st_mode) == 0o600
     assert KEY.encode() not in key_file.read_bytes()
-    assert "0123456789".encode() not in key_file.read_bytes()
+    assert b"0123456789" not in key_file.read_bytes()
     assert keyfile.read_key(isolated_env) == KEY
     assert find_openai_key(isolated_env, environ={}).source == "file"
     for path in isolated_env.iterdir():

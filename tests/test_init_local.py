@@ -16,14 +16,14 @@ import pytest
 
 pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx package")
 
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner
 
-from lancelot_cli import keyfile  # noqa: E402
-from lancelot_cli.cli.app import app  # noqa: E402
-from lancelot_cli.local_embed import DEFAULT_MODEL  # noqa: E402
-from tests.conftest import SAMPLE_DOCS  # noqa: E402
-from tests.support import tiny_onnx  # noqa: E402
-from tests.test_init import CLEAR, DOWN, ENTER, KEY, cli, files_in, stored_settings, wizard  # noqa: E402
+from lancelot_cli import keyfile
+from lancelot_cli.cli.app import app
+from lancelot_cli.local_embed import DEFAULT_MODEL
+from tests.conftest import SAMPLE_DOCS
+from tests.support import tiny_onnx
+from tests.test_init import CLEAR, DOWN, ENTER, KEY, cli, files_in, stored_settings, wizard
 
 CHOICE = "How should documents be embedded"
 WITH_FASTEMBED = pytest.mark.skipif(

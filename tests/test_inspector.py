@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, SAMPLE_DOCS, lancelot_command, subprocess_env
+from tests.support.expected import TOOLS
 
 pytestmark = pytest.mark.inspector
 
@@ -25,8 +26,6 @@ pytestmark = pytest.mark.inspector
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 # Generous: the first call may download the package.
 TIMEOUT = 300
-
-from tests.support.expected import TOOLS
 
 NPX = shutil.which("npx")
 needs_npx = pytest.mark.skipif(NPX is None, reason="npx is not on PATH (install Node.js to run the MCP Inspector test)")
@@ -96,7 +95,8 @@ def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = Fa
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"MCP Inspector printed no JSON object:\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+        pytest.fail(f"MCP Inspector printed no JSON object:\nstdout:\n{proc.stdout[-4000:]}\n"
+                    f"stderr:\n{proc.stderr[-4000:]}")
     assert "result" in out, out
     return out["result"]
 
@@ -126,7 +126,8 @@ def test_tools_list_has_the_four_read_only_tools(inspector_db: Path, tmp_path: P
 def test_search_call_returns_json_hits(inspector_db: Path, tmp_path: Path) -> None:
     result = inspector(
         inspector_db, tmp_path,
-        "--method", "tools/call", "--tool-name", "lancedb_search", "--tool-arg", "query=refund", "--tool-arg", "limit=2",
+        "--method", "tools/call", "--tool-name", "lancedb_search",
+        "--tool-arg", "query=refund", "--tool-arg", "limit=2",
     )
     reply = json.loads(call_text(result))
     assert reply["query"] == "refund"

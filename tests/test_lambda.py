@@ -6,6 +6,7 @@ the third-party ``lancedb.connect``."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import types
@@ -19,9 +20,10 @@ import pytest
 import lancelot_cli
 from lancelot_cli.server import aws_lambda
 from tests.conftest import REPO, hash_tree
+from tests.support.expected import TOOLS
 
 API_HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
-from tests.support.expected import TOOLS
+
 MAX_BODY = 64 * 1024
 
 
@@ -166,10 +168,8 @@ def find_engines(root: Any, limit: int = 50_000) -> list[Any]:
             continue
         if isinstance(obj, types.FunctionType):
             for cell in obj.__closure__ or ():
-                try:
+                with contextlib.suppress(ValueError):  # empty cell
                     stack.append(cell.cell_contents)
-                except ValueError:  # empty cell
-                    pass
             continue
         if isinstance(obj, types.MethodType):
             stack += [obj.__func__, obj.__self__]

@@ -18,16 +18,16 @@ import pytest
 pytest.importorskip("fastembed", reason="local embeddings need the local extra: pip install -e '.[local]'")
 pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx package")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+from mcp import Client, StdioServerParameters
+from typer.testing import CliRunner
 
-from lancelot_cli.cli.app import app  # noqa: E402
-from lancelot_cli.engine import Engine  # noqa: E402
-from lancelot_cli.server.app import build_server  # noqa: E402
-from lancelot_cli.settings import load  # noqa: E402
-from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa: E402
-from tests.support import tiny_onnx  # noqa: E402
-from tests.support.terminal import read_all  # noqa: E402
+from lancelot_cli.cli.app import app
+from lancelot_cli.engine import Engine
+from lancelot_cli.server.app import build_server
+from lancelot_cli.settings import load
+from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+from tests.support import tiny_onnx
+from tests.support.terminal import read_all
 
 
 def _words() -> list[str]:
@@ -277,7 +277,7 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
     asked: list[str] = []
 
     class Hub(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             asked.append(self.path)
             self.send_error(404)
 

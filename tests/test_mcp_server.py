@@ -21,9 +21,9 @@ from mcp import Client, StdioServerParameters
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import REPO, hash_tree, lancelot_command, subprocess_env
+from tests.support.calls import ALL_CALLS
+from tests.support.calls import text_of as _text
 from tests.support.embed_server import MODEL
-
-from tests.support.calls import ALL_CALLS, text_of as _text
 from tests.support.expected import TOOLS
 
 
@@ -104,7 +104,8 @@ async def test_search_reply_is_json_text_and_the_same_structured_content(sample_
     assert reply["searchType"] == "text" and reply["ranking"] == "bm25"
     assert reply["count"] == len(reply["hits"]) <= 5
     assert reply["hits"][0]["source"] == "policies/shipping.md"
-    assert all(set(hit) >= {"id", "score", "matched", "title", "source", "snippet", "metadata"} for hit in reply["hits"])
+    fields = {"id", "score", "matched", "title", "source", "snippet", "metadata"}
+    assert all(set(hit) >= fields for hit in reply["hits"])
 
 
 @pytest.mark.anyio

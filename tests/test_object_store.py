@@ -146,7 +146,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
-        host, port = server.get_host_and_port()
+        _host, port = server.get_host_and_port()
         endpoint = f"http://127.0.0.1:{port}"
         nowhere = tmp_path_factory.mktemp("aws") / "missing"
         env = {
@@ -528,7 +528,7 @@ async def test_a_table_name_that_leaves_the_prefix_is_a_clear_error(cli_indexed:
     names = ("../api-db/documents", "a b")
     async with Client(build_server(load(environ={**os.environ, "LANCEDB_PATH": DB}))) as client:
         results = [await client.call_tool("lancedb_search", {"query": "refund", "table": name}) for name in names]
-    for name, result in zip(names, results):
+    for name, result in zip(names, results, strict=True):
         assert result.is_error
         assert f"table {name!r} not found" in _text(result) and "tables here: documents" in _text(result), \
             _text(result)

@@ -371,7 +371,8 @@ def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypat
     assert anyio.run(tool, {"perDocument": 3}).count("manual.md") == 3
 
 
-def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine keeps a folder's table handle and facts between calls (issue 13): a re-index, a
     front-matter column added by it, a --rebuild and a removed table are all seen at once."""
     import shutil

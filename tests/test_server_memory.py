@@ -2,8 +2,8 @@
 applied (counted with ``malloc_info`` in a fresh interpreter whose threads all allocate at once,
 against a control run without them), a variable the user set wins, and `lancelot serve` applies
 them on both transports before anything else. Memory freed inside the heap goes back to the
-system after a tool call: at once when much lies free, else once the process is idle. The memory figures themselves are a benchmark
-(tests/benchmarks/server_memory.py), not a test."""
+system after a tool call: at once when much lies free, else once the process is idle. The memory
+figures themselves are a benchmark (tests/benchmarks/server_memory.py), not a test."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import pytest
 from lancelot_cli.server.memory import tune_malloc
 from tests.conftest import lancelot_command, subprocess_env
 
-glibc = pytest.mark.skipif(not (hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")),
+glibc = pytest.mark.skipif(not (hasattr(os, "confstr")
+                                and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")),
                            reason="the malloc settings are glibc's; nothing is applied elsewhere")
 
 # Eight threads each hold a block while all of them allocate (a barrier), so glibc would give

@@ -15,12 +15,11 @@ import keyring
 import keyring.backend
 import pytest
 
-from tests.support.keyrings import MemoryKeyring
-
 from lancelot_cli import keyfile
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, FoundKey, find_openai_key
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import SETTINGS_FILE, Settings, config_dir, load, read_stored, write_stored
+from tests.support.keyrings import MemoryKeyring
 
 # -- 7. precedence ---------------------------------------------------------------------------------------
 
@@ -171,7 +170,8 @@ def test_every_setting_reads_its_variable(monkeypatch):
     s = load()
     assert (s.db_uri, s.table, s.text_column, s.vector_column) == ("/p", "t", "tc", "vc")
     assert (s.default_limit, s.context_budget, s.embedding_dimensions) == (3, 300, 64)
-    assert (s.openai_base_url, s.embedding_model, s.log_level, s.base_path) == ("http://h/v1", "m", "debug", "/lancelot")
+    assert (s.openai_base_url, s.embedding_model, s.log_level, s.base_path) == \
+        ("http://h/v1", "m", "debug", "/lancelot")
     assert all(s.sources[name] == "env" for name in env)
 
 
@@ -406,10 +406,10 @@ def test_rows_for_status_and_show_and_one_name_for_the_database(monkeypatch):
     assert s.db_uri == "/srv/db" and not hasattr(s, "db_path")  # one name for the database location
     every = rows(s)
     assert [r[0] for r in every] == [f.name for f in FIELDS]
-    status = dict((name, (value, source)) for name, value, source in rows(s, status_only=True))
+    status = {name: (value, source) for name, value, source in rows(s, status_only=True)}
     assert list(status)[:2] == ["LANCEDB_PATH", "LANCEDB_TABLE"] and "LANCELOT_LOG_LEVEL" not in status
     assert status["LANCEDB_PATH"] == ("/srv/db", "env")
     assert status["OPENAI_BASE_URL"] == ("OpenAI", "default")
-    options = dict((name, value) for name, value, _ in every)["LANCELOT_STORAGE_OPTIONS"]
+    options = {name: value for name, value, _ in every}["LANCELOT_STORAGE_OPTIONS"]
     assert "hush" not in options and "eu-west-1" in options
     assert DEFAULT_TABLE == "documents"

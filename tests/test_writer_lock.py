@@ -3,6 +3,7 @@ and a real LanceDB database in a tmp folder."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -82,10 +83,8 @@ def test_the_lock_is_not_inherited_by_child_processes(docs: Path, tmp_path: Path
         done = _index(docs, db, tmp_path)
         assert done.returncode == 0, done.stderr
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(child, 9)
-        except ProcessLookupError:
-            pass
 
 
 def _pages(root: Path, count: int) -> None:

@@ -7,6 +7,7 @@ environment > the settings `lancelot init` stored > default), so `init --table n
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -14,6 +15,7 @@ import typer
 from lancelot_cli.cli.options import Json, Table, load_settings
 
 if TYPE_CHECKING:
+    from lancelot_cli.indexer import IndexReport
     from lancelot_cli.indexer.run import Options
     from lancelot_cli.settings import Settings
 
@@ -69,7 +71,7 @@ def index(
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
-    from lancelot_cli.indexer.run import Options  # noqa: F811 - the runtime import of the name above
+    from lancelot_cli.indexer.run import Options  # at run time (the name above is for the annotations)
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
     embed = True if embed_model else embed
@@ -120,7 +122,7 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
     err.print(f"Watching {source} for changes (Ctrl-C to stop).")
     first = True
 
-    def on_batch(report) -> None:  # type: ignore[no-untyped-def]
+    def on_batch(report: IndexReport) -> None:
         nonlocal first
         if first:  # the watcher's own first pass repeats the one just done: say nothing unless it changed
             first = False
@@ -132,8 +134,6 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
     def on_error(message: str) -> None:
         err.print(f"[yellow]warning:[/] {message}", highlight=False)
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         watch(settings, source, options, on_batch=on_batch, on_error=on_error)
-    except KeyboardInterrupt:
-        pass
     err.print("Stopped watching.")

@@ -25,7 +25,7 @@ def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
             return []
         names = sorted(entry.name[: -len(".lance")] for entry in os.scandir(os.path.expanduser(folder))
                        if entry.is_dir() and entry.name.endswith(".lance") and not entry.name.startswith("."))
-    except Exception:  # completion must never print a traceback into the shell
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
         return []
     return [name for name in names if name.startswith(incomplete)]
 

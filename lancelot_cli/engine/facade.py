@@ -18,7 +18,20 @@ from lancelot_cli.engine.search import Embedder, SearchRequest
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.mdtext import plain_headings
-from lancelot_cli.models import AgentDocument, ContextBlock, Document, SearchResult, Status, Version, echo
+from lancelot_cli.models import (
+    AgentDocument,
+    ContextBlock,
+    ContextMode,
+    Document,
+    Overview,
+    Ranking,
+    SearchKind,
+    SearchResult,
+    SearchType,
+    Status,
+    Version,
+    echo,
+)
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
@@ -87,7 +100,7 @@ class Engine:
         query: str | SearchRequest,
         *,
         limit: int | None = None,
-        search_type: str = "auto",
+        search_type: SearchType = "auto",
         table: str | None = None,
         text_column: str | None = None,
         vector_column: str | None = None,
@@ -127,6 +140,9 @@ class Engine:
         ``context_budget`` characters: the best chunks' whole text in rank order."""
         budget = self._budget(context_budget)
         limit = self._limit(limit)
+        mode: ContextMode
+        search_type: SearchKind | Overview
+        ranking: Ranking | Overview
         if warm_start:
             tbl = self._table(table)
             with tbl.reading():

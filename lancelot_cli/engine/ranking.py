@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from lancelot_cli.models import Hit
+from lancelot_cli.models import Hit, TextRanking
 from lancelot_cli.storage.analyzer import holds_term, query_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
@@ -124,7 +124,7 @@ def bm25(ask: Ask, limit: int) -> list[Row]:
     return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
 
 
-def text_hits(ask: Ask) -> tuple[list[Hit], str, str | None]:
+def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
     """Hits of a text search, its ranking ("bm25" or "substring") and a note, if any."""
     if ask.text_col in ask.facts.fts_columns:
         if not ask.words:

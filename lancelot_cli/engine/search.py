@@ -12,7 +12,7 @@ from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import ranking
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
-from lancelot_cli.models import SEARCH_TYPES, Hit, SearchResult
+from lancelot_cli.models import SEARCH_TYPES, Hit, Ranking, SearchKind, SearchResult, SearchType
 from lancelot_cli.storage.analyzer import has_unspaced, split_words
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
@@ -27,7 +27,7 @@ class SearchRequest:
 
     query: str
     limit: int | None = None
-    search_type: str = "auto"
+    search_type: SearchType = "auto"
     table: str | None = None
     text_column: str | None = None
     vector_column: str | None = None
@@ -41,7 +41,7 @@ class Plan:
     """The search to run, the note that explains a change from what was asked, and for vectors
     the column and the key to embed the query with (or the local model, which needs no key)."""
 
-    kind: str
+    kind: SearchKind
     note: str | None
     column: VectorColumn | None = None
     key: FoundKey | None = None
@@ -84,9 +84,9 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit, ranking.reply_columns(facts),
-                      build_filter(facts, request.path_prefix, request.filters), facts, cap,
-                      ranking.field_boosts(facts, text_col))
+    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit,
+                      ranking.reply_columns(facts), build_filter(facts, request.path_prefix, request.filters),
+                      facts, cap, ranking.field_boosts(facts, text_col))
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
     if asked == "auto" and plan.model and not local_embed.multilingual(plan.model) \
@@ -100,7 +100,8 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
         plan = Plan("text", None)
     hits: list[Hit] = []
     note = plan.note
-    search_type = ranking_name = None
+    search_type: SearchKind | None = None
+    ranking_name: Ranking | None = None
     if plan.kind in ("vector", "hybrid"):
         try:
             hits, ranking_name = _vector_hits(ask, plan, embedding)
@@ -123,7 +124,7 @@ def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: s
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note)
 
 
-def _plan(tbl: ReadOnlyTable, asked: str, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
+def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
     """Which search to run, and the note that explains a change from what was asked."""
     if asked == "text":
         return Plan("text", None)
@@ -155,23 +156,23 @@ def _plan(tbl: ReadOnlyTable, asked: str, text_col: str, vector_col: str, embedd
     return _vector_plan(tbl, asked, text_col, column, key, None)
 
 
-def _vector_plan(tbl: ReadOnlyTable, asked: str, text_col: str, column: VectorColumn, key: FoundKey | None,
+def _vector_plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, key: FoundKey | None,
                  model: str | None) -> Plan:
     has_fts = text_col in tbl.facts.fts_columns
     if asked == "hybrid" and not has_fts:
         return Plan("vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search",
                     column, key, model)
-    kind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
+    kind: SearchKind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
     return Plan(kind, None, column, key, model)
 
 
-def _local_plan(tbl: ReadOnlyTable, asked: str, text_col: str, column: VectorColumn, stored: str | None,
+def _local_plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, stored: str | None,
                 configured: str) -> Plan:
     """Vectors made by a local model are searched with that model, no key needed; the guard: a
     local EMBEDDING_MODEL other than the table's (or a local one for a table made by an API model)
     is refused with a note, never used on those vectors."""
     if local_embed.is_local(stored):
-        if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):  # type: ignore[arg-type]
+        if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):
             return Plan("text", (
                 f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
                 f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
@@ -186,11 +187,15 @@ def _local_plan(tbl: ReadOnlyTable, asked: str, text_col: str, column: VectorCol
     return _vector_plan(tbl, asked, text_col, column, None, configured)  # an unlabelled column
 
 
-def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], str]:
+def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], Ranking]:
     assert plan.column is not None and (plan.key is not None or plan.model is not None)
     if not ask.query.strip():
         return [], "distance" if plan.kind == "vector" else "rrf"
-    embed = local_embed.shared(plan.model).embed if plan.model else embedding.make_embedder(plan.key)  # type: ignore[arg-type]
+    if plan.model:
+        embed: Embedder = local_embed.shared(plan.model).embed
+    else:
+        assert plan.key is not None
+        embed = embedding.make_embedder(plan.key)
     vector = embed([ask.query])[0]
     if len(vector) != plan.column.dimension:
         raise VectorMismatchError(

@@ -10,7 +10,13 @@ from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import (
-    Connection, Defaults, Embeddings, Status, TableStatus, Version, VectorStatus,
+    Connection,
+    Defaults,
+    Embeddings,
+    Status,
+    TableStatus,
+    VectorStatus,
+    Version,
 )
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.damage import plain
@@ -33,7 +39,7 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
                 tables.append(table_status(db.table(name), verbose))
             except LancelotError as exc:  # a damaged table: what to do is in the message
                 tables.append(TableStatus(name=name, error=str(exc)))
-            except Exception as exc:  # one unreadable table must not hide the others
+            except Exception as exc:  # noqa: BLE001 - one unreadable table must not hide the others
                 tables.append(TableStatus(name=name, error=plain(str(exc))))
     except LancelotError as exc:
         error = str(exc)
@@ -42,8 +48,9 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
     return Status(
         connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
         tables=tuple(tables),
-        embeddings=Embeddings(available=key is not None or (local and local_embed.available()), key_source=key.source if key else None,
-                              model=s.embedding_model, dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
+        embeddings=Embeddings(available=key is not None or (local and local_embed.available()),
+                              key_source=key.source if key else None, model=s.embedding_model,
+                              dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
         defaults=Defaults(table=s.table, text_column=s.text_column, vector_column=s.vector_column,
                           limit=s.default_limit, context_budget=s.context_budget),
     )

@@ -18,15 +18,16 @@ MCP session manager each time.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 _handler: Any = None
 
 
-def _route(base_path: str | None):  # type: ignore[no-untyped-def]
+def _route(base_path: str | None) -> Callable[[MutableMapping[str, Any]], bool]:
     base = "/" + base_path.strip("/") if base_path and base_path.strip("/") else None
 
-    def route(scope: dict[str, Any]) -> bool:
+    def route(scope: MutableMapping[str, Any]) -> bool:
         if base is None:
             return True
         raw = scope.get("path") or "/"

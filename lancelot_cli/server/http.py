@@ -203,7 +203,7 @@ class Guard:
             return await _reply(send, 400, problem, code=-32700)
         if body.lstrip()[:1] == b"[":  # the SDK answered a batch with a pydantic dump and -32602
             return await _reply(send, 400, BATCH)
-        body = repaired(bytes(body))
+        payload = repaired(bytes(body))
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.supported_versions:
             return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: "
@@ -214,7 +214,7 @@ class Guard:
         raw_headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-type"]
         raw_headers.append((b"content-type", b"application/json"))
         await self._inner({**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
-                          _replay(bytes(body), receive), send)
+                          _replay(payload, receive), send)
 
 
 def _is_endpoint(scope: Scope) -> bool:

@@ -34,6 +34,10 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 # mallopt parameter numbers from glibc's <malloc.h>
 M_TRIM_THRESHOLD = -1
@@ -52,8 +56,9 @@ RELEASE_ABOVE = 64 * 1024 * 1024  # free heap bytes that make a tool call trim a
 IDLE_SECONDS = 1.0  # no call for this long: whatever lies free is handed back
 
 
-def _glibc(name: str) -> Callable[..., int] | None:
-    """A function of the process's C library when that is glibc, else None."""
+def _glibc(name: str) -> CFuncPtr | None:
+    """A function of the process's C library when that is glibc, else None (a ctypes function
+    pointer: its ``argtypes`` and ``restype`` are set before it is called)."""
     try:
         if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
             return None
@@ -133,6 +138,7 @@ def release_freed() -> bool:
 
 
 def _release_when_idle() -> None:
+    assert _TRIM is not None  # started by release_freed, which returns first without it
     while True:
         _called.wait()
         _called.clear()
@@ -140,4 +146,4 @@ def _release_when_idle() -> None:
             time.sleep(left)
         if _called.is_set():  # a call ended while this one slept: wait out its idle second too
             continue
-        _TRIM(0)  # type: ignore[misc]
+        _TRIM(0)

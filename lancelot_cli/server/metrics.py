@@ -16,7 +16,7 @@ KEEP = 1000  # latencies kept per tool for the percentiles (a rolling window)
 
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 class Metrics:

@@ -9,6 +9,7 @@ naming each rejected parameter, what was given and what is allowed.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from typing_extensions import NotRequired, TypedDict
@@ -111,7 +112,8 @@ def _got(value: Any) -> str:
     return text if len(text) <= MAX_GOT_CHARS else f"{text[:MAX_GOT_CHARS]}… ({len(text)} characters)"
 
 
-def argument_problems(errors: list[dict[str, Any]], input_schema: dict[str, Any], arguments: dict[str, Any]) -> str:
+def argument_problems(errors: Sequence[Mapping[str, Any]], input_schema: dict[str, Any],
+                      arguments: dict[str, Any]) -> str:
     """One line for the pydantic errors of a tool call: each parameter named once, with what it
     allows and what was given (``limit must be an integer from 1 to 200; got "ten"``)."""
     properties = input_schema.get("properties", {})

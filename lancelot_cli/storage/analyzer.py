@@ -25,6 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lancedb.index import FTS
+    from lancedb.query import MatchQuery
 
 # LanceDB's English stop words (NLTK's list, as `simple` drops them; read off lancedb.tokenize).
 ENGLISH_STOP_WORDS = (
@@ -45,8 +50,8 @@ CJK_STOP_WORDS = (
     "こと もの よう これ それ この その あの どう どの どこ なに 何 ため から まで より など について として "
     "において によって ね よ ば れば う ん"
 ).split()
-FTS_OPTIONS = {"with_position": True, "base_tokenizer": "icu/split", "remove_stop_words": True, "stem": True,
-               "custom_stop_words": list(ENGLISH_STOP_WORDS)}
+FTS_OPTIONS: dict[str, Any] = {"with_position": True, "base_tokenizer": "icu/split", "remove_stop_words": True,
+                               "stem": True, "custom_stop_words": list(ENGLISH_STOP_WORDS)}
 
 # Scripts written without spaces between words (Han, kana, Hangul syllables, Thai, Lao, Khmer, Myanmar).
 _UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -54,13 +59,23 @@ _UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3
 _CJK_STOP = frozenset(CJK_STOP_WORDS)
 
 
-def fts_config():  # type: ignore[no-untyped-def]
+def fts_config() -> FTS:
     """The full-text index of every searched column. Positions are kept for "quoted phrase"
     queries; English stemming stays (SciFact tuning found other options within 0.004 nDCG@10,
     and keeping English stop words hurt questions such as "how do refunds work?")."""
     from lancedb.index import FTS
 
     return FTS(**FTS_OPTIONS)
+
+
+def match_query(words: str, column: str, **options: Any) -> MatchQuery:
+    """The full-text query for ``words`` in ``column``: LanceDB's MatchQuery, with ``options`` (e.g.
+    ``boost``) and LanceDB's defaults for the rest."""
+    from lancedb.query import MatchQuery
+
+    # `**options` also tells mypy that the fields not given have defaults: lancedb declares them as
+    # `pydantic.Field(default, kw_only=True)`, a positional default that mypy does not read as one.
+    return MatchQuery(words, column, **options)
 
 
 def has_unspaced(text: str) -> bool:

@@ -42,9 +42,11 @@ def trained_rows(table: Any, index: Any) -> int | None:
         return None
     raw = (table.schema.field(VECTOR).metadata or {}).get(TRAINED_TAG.encode())
     try:
-        return int(raw)
-    except (TypeError, ValueError):  # no tag (None), or not a number
-        return int(index.num_indexed_rows or 0)
+        if raw is not None:
+            return int(raw)
+    except (TypeError, ValueError):  # not a number
+        pass
+    return int(index.num_indexed_rows or 0)  # no tag, or not a number
 
 
 def index_config(dimension: int, policy: VectorIndexPolicy) -> Any:

@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage.analyzer import FTS_OPTIONS
 from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.schema import (
-    CHUNK, COLUMNS, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE,
+    CHUNK,
+    COLUMNS,
+    FILE_HASH,
+    FILE_MTIME,
+    FILE_SIZE,
+    HASH,
+    HEADING,
+    ID,
+    LINE_END,
+    LINE_START,
+    PATH,
+    TEXT,
+    TITLE,
     VECTOR,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def table_schema():  # type: ignore[no-untyped-def]
+
+def table_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([
@@ -42,7 +57,7 @@ def fts_outdated(tbl: Any, column: str = TEXT) -> bool:
     return False
 
 
-def infer_type(values: Iterable[Any]):  # type: ignore[no-untyped-def]
+def infer_type(values: Iterable[Any]) -> pa.DataType:
     """The Arrow type for a column holding ``values`` (None ignored): the narrowest that fits all."""
     import pyarrow as pa
 

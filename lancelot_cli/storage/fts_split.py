@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lancelot_cli.storage.analyzer import match_query
 from lancelot_cli.storage.facts import fts_indices
 
 Row = dict[str, Any]
@@ -46,7 +47,6 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
 
     try:
         from lancedb.background_loop import LOOP
-        from lancedb.query import MatchQuery
         from lancedb.table import AsyncTable
     except ImportError:  # a lancedb without these: the combined query
         return None
@@ -63,7 +63,7 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
         if predicate is not None:
             built = built.where(predicate)
         table_ = await built.limit(count).with_row_id().select(["_score"]).to_arrow()
-        return list(zip(table_["_rowid"].to_pylist(), table_["_score"].to_pylist()))
+        return list(zip(table_["_rowid"].to_pylist(), table_["_score"].to_pylist(), strict=True))
 
     async def gather(*calls: Any) -> list[Any]:
         return list(await asyncio.gather(*calls))
@@ -74,22 +74,22 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
         rows = await handle.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
         return {row.pop("_rowid"): row for row in rows.to_pylist()}
 
-    text, *tops = LOOP.run(gather(scores(MatchQuery(words, column), n, where),
-                                  *(scores(MatchQuery(words, name), 1, where)
+    text, *tops = LOOP.run(gather(scores(match_query(words, column), n, where),
+                                  *(scores(match_query(words, name), 1, where)
                                     for name, weight in weighted)))
     if not text:
         return None
     full, last_text = len(text) == n, text[-1][1]  # before pruning: what bounds the rows not fetched
     maxima = [top[0][1] if top else 0.0 for top in tops]
-    reach = sum(w * m for (_, w), m in zip(weighted, maxima))  # the most the weighted columns add
+    reach = sum(w * m for (_, w), m in zip(weighted, maxima, strict=True))  # the most the weighted columns add
     if len(text) >= limit:  # a row below the limit-th text score minus that can't make the top
         floor = text[limit - 1][1] - reach * (1 + SLACK) - SLACK
         text = [(row_id, score) for row_id, score in text if score >= floor] if floor > 0 else text
     ids = ",".join(str(row_id) for row_id, _ in text)
-    wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima) if top > 0]
-    found = LOOP.run(gather(*(scores(MatchQuery(words, name), len(text), f"_rowid IN ({ids})")
+    wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima, strict=True) if top > 0]
+    found = LOOP.run(gather(*(scores(match_query(words, name), len(text), f"_rowid IN ({ids})")
                               for name, weight in wanted))) if wanted else []
-    by_column = {name: dict(rows) for (name, _), rows in zip(wanted, found)}
+    by_column = {name: dict(rows) for (name, _), rows in zip(wanted, found, strict=True)}
     # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
     # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
     ranked = sorted((-_total(score, row_id, weighted, by_column), row_id) for row_id, score in text)

@@ -29,8 +29,7 @@ def writer_lock(db_uri: str, table: str) -> Iterator[None]:
     root = local_path(db_uri)
     os.makedirs(root, exist_ok=True)
     path = os.path.join(root, f".lancelot-index-{table}.lock")
-    handle = open(path, "a+", encoding="utf-8")
-    try:
+    with open(path, "a+", encoding="utf-8") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -48,5 +47,3 @@ def writer_lock(db_uri: str, table: str) -> Iterator[None]:
             if name.startswith(".staging-"):
                 shutil.rmtree(os.path.join(root, name), ignore_errors=True)
         yield
-    finally:
-        handle.close()

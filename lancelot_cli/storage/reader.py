@@ -7,6 +7,7 @@ A local database folder must exist already: ``lancedb.connect`` would create it,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any, NoReturn
 
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
 from lancelot_cli.storage import damage
+from lancelot_cli.storage.analyzer import match_query
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
 from lancelot_cli.storage.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import is_local, local_path
@@ -125,7 +127,8 @@ class ReadOnlyTable:
             from lancelot_cli.storage import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
-                rows = fts_split.search(self._table, query, column, boosts, limit, columns, where_expression(row_filter))
+                rows = fts_split.search(self._table, query, column, boosts, limit, columns,
+                                        where_expression(row_filter))
                 if rows is not None:
                     return rows
             search = self._table.search(fts_query(query, column, boosts), query_type="fts")
@@ -173,12 +176,12 @@ def fts_query(words: str, column: str, boosts: Mapping[str, float]) -> Any:
     own full-text index): one SHOULD clause per column, so a row's score is the sum of the columns'
     BM25 scores, each times its weight. (LanceDB's MultiMatchQuery keeps only the best column's
     score, so a page whose title and text both match would not gain from the title.)"""
-    from lancedb.query import BooleanQuery, MatchQuery, Occur
+    from lancedb.query import BooleanQuery, FullTextQuery, Occur
 
-    clauses = [(Occur.SHOULD, MatchQuery(words, column))]
-    clauses += [(Occur.SHOULD, MatchQuery(words, name, boost=float(weight)))
+    clauses: list[tuple[Occur, FullTextQuery]] = [(Occur.SHOULD, match_query(words, column))]
+    clauses += [(Occur.SHOULD, match_query(words, name, boost=float(weight)))
                 for name, weight in boosts.items() if weight and name != column]
-    return BooleanQuery(clauses) if len(clauses) > 1 else MatchQuery(words, column)
+    return BooleanQuery(clauses) if len(clauses) > 1 else match_query(words, column)
 
 
 def store_kind(uri: str) -> str:
@@ -314,7 +317,8 @@ class ReadOnlyDatabase:
 
     def _not_found(self, name: str) -> NoReturn:
         existing = self.table_names()
-        hint = f"tables here: {', '.join(existing)}" if existing else "this database has no tables yet; run `lancelot index SRC DB`"
+        hint = (f"tables here: {', '.join(existing)}" if existing
+                else "this database has no tables yet; run `lancelot index SRC DB`")
         raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
 
     def _folder_identity(self, name: str) -> tuple[int, int, int] | None:
@@ -364,7 +368,5 @@ def quick_table_names(uri: str) -> list[str] | None:
 
 def warm_up() -> None:
     """Import lancedb now (~1.5 s), e.g. in a background thread, so a first search does not wait for it."""
-    try:
+    with contextlib.suppress(Exception):  # the first real call reports any problem
         import lancedb  # noqa: F401
-    except Exception:  # the first real call reports any problem
-        pass

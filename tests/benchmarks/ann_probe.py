@@ -67,7 +67,7 @@ def query(db: str, n: int, runs: list[dict]) -> None:
     out = []
     for kw in runs:
         lat, rec = [], []
-        for i, (q, ex) in enumerate(zip(qs, exact)):
+        for i, (q, ex) in enumerate(zip(qs, exact, strict=True)):
             t = time.perf_counter()
             s = tbl.search(q.tolist()).limit(20)
             if "nprobes" in kw:
@@ -81,7 +81,8 @@ def query(db: str, n: int, runs: list[dict]) -> None:
                 lat.append(time.perf_counter() - t)
             rec.append(len(ex & set(ids[:10])) / 10)
         out.append({**kw, "p50_ms": round(float(np.median(lat)) * 1000, 1),
-                    "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 1), "recall10": round(float(np.mean(rec)), 3)})
+                    "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 1),
+                    "recall10": round(float(np.mean(rec)), 3)})
     print(json.dumps({"runs": out, "rss_mib_before": start, "rss_mib": rss()}))
 
 
@@ -115,12 +116,14 @@ def main() -> None:
         extra = vectors(opts.n + opts.n // 100)[opts.n:]
         extra_col = pa.FixedSizeListArray.from_arrays(pa.array(extra.ravel()), DIM)
         tbl.add(pa.table({"id": np.arange(opts.n, opts.n + len(extra)), "vector": extra_col}))
-        found = tbl.search(extra[0].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0].as_py()
+        found = (tbl.search(extra[0].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0]
+                 .as_py())
         t = time.time()
         tbl.optimize()
         opt = time.time() - t
         stats = {i.name: tbl.index_stats(i.name) for i in tbl.list_indices()}
-        found2 = tbl.search(extra[1].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0].as_py()
+        found2 = (tbl.search(extra[1].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0]
+                  .as_py())
         print(f"  +{len(extra)} rows: new row found before optimize {found == opts.n}, optimize {opt:.1f} s, "
               f"after {found2 == opts.n + 1}; {stats}", flush=True)
         tbl.delete(f"id >= {opts.n}")

@@ -180,7 +180,7 @@ class Http:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise SystemExit("lancelot serve --http did not start")
+                    raise SystemExit("lancelot serve --http did not start") from None
                 time.sleep(0.1)
 
     def post(self, body: bytes, headers: dict[str, str] | None = None, method: str = "POST",
@@ -208,7 +208,8 @@ class Http:
 
 
 def rpc(name: str, arguments: Any, request_id: Any = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
 
 
 def json_rpc_error(body: bytes) -> bool:
@@ -309,7 +310,8 @@ def http_status(server: Http) -> tuple[int, int]:
         ("POST", "/mcp", {"Host": "evil.example"}, good, 403), ("POST", "/mcp", {"Host": "localhost"}, good, 403),
         ("POST", "/mcp", {"Host": f"localhost:{port}"}, good, 200),
         ("POST", "/mcp", {"Host": f"[::1]:{port}"}, good, 200),
-        ("POST", "/mcp", {"Origin": "https://evil.example"}, good, 403), ("POST", "/mcp", {"Origin": "null"}, good, 403),
+        ("POST", "/mcp", {"Origin": "https://evil.example"}, good, 403),
+        ("POST", "/mcp", {"Origin": "null"}, good, 403),
         ("POST", "/mcp", {}, good + b" " * 70_000, 413), ("POST", "/mcp", {}, b"{oops", 400),
         ("POST", "/mcp", {}, b"", 400), ("POST", "/mcp", {}, b"42", 400),
         ("POST", "/mcp", {"MCP-Protocol-Version": "1999-01-01"}, good, 400),
@@ -328,8 +330,8 @@ def nested_http(server: Http) -> tuple[int, int]:
     for depth in (2, 10, 60, 65, 100, 500, 1000, 3000, 5000):
         for opener, closer in ((b'{"a":', b"}"), (b"[", b"]")):
             inner = opener * depth + b"1" + closer * depth
-            body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lancedb_version",' \
-                   b'"arguments":{},"_x":' + inner + b"}}"
+            body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lancedb_version",'
+                    b'"arguments":{},"_x":' + inner + b"}}")
             status, data = server.post(body)
             attempts += 1
             if depth + 2 <= 64:
@@ -356,7 +358,8 @@ def content_types(server: Http) -> tuple[int, int]:
     served = ["application/json", "APPLICATION/JSON", "Application/Json", "application/json; charset=utf-8",
               'application/json; charset="UTF-8"', "application/json;charset=utf8", "application/json ; x=y"]
     refused = ["application/jsonx", "application/json-patch+json", "application/json5", "text/json", "text/plain",
-               "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=latin-1",
+               "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+               "application/json; charset=latin-1",
                "application/json; charset=utf-16", "", "*/*", "application/*", "json"]
     failures = 0
     for value in served:
@@ -504,8 +507,8 @@ def main() -> None:
                 rows.append((f"{name} (http)", attempts, failures, seconds))
         finally:
             slow.stop()
-        rows.append(("database files changed", len(before), sum(1 for k, v in hash_tree(db).items()
-                                                               if before.get(k) != v) + len(set(before) - set(hash_tree(db))), 0.0))
+        changed = sum(1 for k, v in hash_tree(db).items() if before.get(k) != v) + len(set(before) - set(hash_tree(db)))
+        rows.append(("database files changed", len(before), changed, 0.0))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

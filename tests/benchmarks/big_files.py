@@ -66,7 +66,8 @@ try:
     outcome = "read"
 except SourceError as exc:
     outcome = "skipped: " + str(exc)[:60]
-print(json.dumps({{"seconds": time.perf_counter() - started, "outcome": outcome, "bytes": (root / "bomb.md").stat().st_size,
+print(json.dumps({{"seconds": time.perf_counter() - started, "outcome": outcome,
+                  "bytes": (root / "bomb.md").stat().st_size,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
 

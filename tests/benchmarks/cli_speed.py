@@ -22,6 +22,7 @@ Results are written to tests/benchmarks/results/cli_speed.json (git-ignored).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -254,7 +255,7 @@ def main() -> None:
 
     print(f"CLI speed — lancelot {__version__}, typer {meta['typer']}, Python {meta['python']}, {meta['cpus']} CPUs, "
           f"load {meta['load_average'][0]:.2f}, {opts.runs} rounds (+{opts.warmup} warm-up)\n")
-    print(f"| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
+    print("| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
     print("|---|---:|---:|---:|")
     for key, (label, *_) in cases.items():
         r = results[key]

@@ -6,7 +6,8 @@ SRC defaults to the Django HTML docs (`apt-get install python-django-doc`) and t
 (`postgresql-doc-15`). Each run indexes into a fresh temporary database. The peak RSS is the largest
 sum, over the parent and every descendant (the reader workers), of VmRSS sampled every 20 ms from
 /proc (Linux only); the CPU time is user + system of the process and its workers (from wait4: on a
-machine shared with other work it is steadier than the wall time). Prints a Markdown table and writes `results/doc_site_index.json`.
+machine shared with other work it is steadier than the wall time). Prints a Markdown table and writes
+`results/doc_site_index.json`.
 """
 
 from __future__ import annotations

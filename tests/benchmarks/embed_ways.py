@@ -74,7 +74,7 @@ def quality(way: str, model: str) -> dict[str, float]:
         judged = q.load_qrels(DATA, split)
         vectors = np.array(embedder.embed([queries[qid] for qid in judged]), dtype=np.float32)
         runs = {}
-        for qid, vector in zip(judged, vectors):
+        for qid, vector in zip(judged, vectors, strict=True):
             sims = matrix @ vector
             top = np.argpartition(-sims, 120)[:120]
             runs[qid] = q.trec_order({docs[i][0]: float(sims[i]) for i in top})[:100]

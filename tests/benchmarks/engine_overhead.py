@@ -32,7 +32,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 try:  # PYTHONPATH=<a git archive> measures other code; else this checkout
@@ -60,8 +59,8 @@ def scifact_table(db: Path) -> None:
             title, text = doc.get("title") or doc["_id"], doc.get("text") or ""
             path = f"{doc['_id']}.md"
             rows.append({"id": f"{path}#0", "path": path, "title": title, "chunk": 0, "text": f"# {title}\n\n{text}",
-                         "hash": hashlib.sha256(text.encode()).hexdigest()[:16], "file_size": len(text), "file_mtime": n,
-                         "file_hash": str(n), "heading": title})
+                         "hash": hashlib.sha256(text.encode()).hexdigest()[:16], "file_size": len(text),
+                         "file_mtime": n, "file_hash": str(n), "heading": title})
     t0 = time.perf_counter()
     TableWriter(str(db), "documents").write(rows)
     log(f"wrote {len(rows)} SciFact abstracts in {time.perf_counter() - t0:.1f} s")
@@ -136,7 +135,7 @@ def main() -> None:
                 engine_calls.append(time.perf_counter() - t0)
             if result.hits and raw_rows and fts_query is None and result.hits[0].id != raw_rows[0]["id"]:
                 misses += 1
-    rows = [("raw LanceDB FTS call, text column, limit %d, all columns" % opts.limit, median_ms(raw_text))]
+    rows = [(f"raw LanceDB FTS call, text column, limit {opts.limit:d}, all columns", median_ms(raw_text))]
     if raw_sent:
         rows.append((f"raw LanceDB FTS call as the engine sends it (boosted columns, depth {depth}, reply columns)",
                      median_ms(raw_sent)))

@@ -391,31 +391,31 @@ def ms(value: float) -> str:
 def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | None) -> str:
     full = inc["full_s"]
     lines = [
-        f"Corpus: {inc['files']:,} Markdown files, {inc['rows']:,} chunks (SciFact abstracts). "
-        f"{meta['cpus']} cores, Python {meta['python']}, lancedb {meta['lancedb']}.",
+        (f"Corpus: {inc['files']:,} Markdown files, {inc['rows']:,} chunks (SciFact abstracts). "
+         f"{meta['cpus']} cores, Python {meta['python']}, lancedb {meta['lancedb']}."),
         "",
         "| Indexing (in-process, warm imports) | seconds | share of full | target | ok |",
         "| --- | ---: | ---: | ---: | :---: |",
         f"| full index | {full:.2f} | 100 % | | |",
-        f"| no-change re-run (median of 3) | {inc['noChange_s']:.3f} | {inc['noChange_s'] / full:.1%} | <= 5 % | "
-        f"{'yes' if inc['noChange_s'] / full <= TARGETS['noChange'] else 'NO'} |",
-        f"| one file changed (median of 3; optimize() ran {sum(inc.get('oneFileOptimized', []))} of 3) | "
-        f"{inc['oneFile_s']:.3f} | {inc['oneFile_s'] / full:.1%} | <= 3 % | "
-        f"{'yes' if inc['oneFile_s'] / full <= TARGETS['oneFile'] else 'NO'} |",
-        f"| `lancelot index` no change, CLI wall clock | {inc['cliNoChangeWall_s']:.2f} | "
-        f"{inc['cliNoChangeWall_s'] / full:.1%} | | |",
+        (f"| no-change re-run (median of 3) | {inc['noChange_s']:.3f} | {inc['noChange_s'] / full:.1%} | <= 5 % | "
+         f"{'yes' if inc['noChange_s'] / full <= TARGETS['noChange'] else 'NO'} |"),
+        (f"| one file changed (median of 3; optimize() ran {sum(inc.get('oneFileOptimized', []))} of 3) | "
+         f"{inc['oneFile_s']:.3f} | {inc['oneFile_s'] / full:.1%} | <= 3 % | "
+         f"{'yes' if inc['oneFile_s'] / full <= TARGETS['oneFile'] else 'NO'} |"),
+        (f"| `lancelot index` no change, CLI wall clock | {inc['cliNoChangeWall_s']:.2f} | "
+         f"{inc['cliNoChangeWall_s'] / full:.1%} | | |"),
         "",
     ]
     if live is None:  # --no-watch
         return "\n".join(lines)
     w = live["watchLatency"]
     lines += [
-        f"| Watch, through `lancelot serve` (stdio) | p50 | p95 | max | n | target | ok |",
+        "| Watch, through `lancelot serve` (stdio) | p50 | p95 | max | n | target | ok |",
         "| --- | ---: | ---: | ---: | ---: | ---: | :---: |",
-        f"| save -> searchable | {ms(w['p50'])} | {ms(w['p95'])} | {ms(w['max'])} | {w['n']} (lost {w['lost']}) | "
-        f"p95 <= 2 s | {'yes' if w['p95'] <= TARGETS['watchP95'] and not w['lost'] else 'NO'} |",
-        f"| watcher batch duration (its own report) | {ms(w['batch_s']['p50'])} | {ms(w['batch_s']['p95'])} | "
-        f"{ms(w['batch_s']['max'])} | {w['batch_s']['n']} | | |",
+        (f"| save -> searchable | {ms(w['p50'])} | {ms(w['p95'])} | {ms(w['max'])} | {w['n']} (lost {w['lost']}) | "
+         f"p95 <= 2 s | {'yes' if w['p95'] <= TARGETS['watchP95'] and not w['lost'] else 'NO'} |"),
+        (f"| watcher batch duration (its own report) | {ms(w['batch_s']['p50'])} | {ms(w['batch_s']['p95'])} | "
+         f"{ms(w['batch_s']['max'])} | {w['batch_s']['n']} | | |"),
         "",
         "| Server `lancedb_search` (claims, limit 10) | p50 | p95 | calls |",
         "| --- | ---: | ---: | ---: |",
@@ -432,16 +432,16 @@ def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | Non
     lines += [
         f"| search errors | | | {live['searchErrors']} |",
         "",
-        f"| Watcher RSS after N batches | " + " | ".join(f"{n}" for n in sorted(kib)) + " |",
+        "| Watcher RSS after N batches | " + " | ".join(f"{n}" for n in sorted(kib)) + " |",
         "| --- | " + " | ".join("---:" for _ in kib) + " |",
         "| MiB | " + " | ".join(f"{(kib[n] or 0) / 1024:.1f}" for n in sorted(kib)) + " |",
         "",
-        f"RSS growth from batch 10 to {rss['batches']}: {growth:+.1%}; batch duration p50 first 10 "
-        f"{ms(rss['batchFirst10_s']['p50'])}, last 10 {ms(rss['batchLast10_s']['p50'])}; "
-        f"{rss['batches']} batches took {rss['phase_s']:.0f} s.",
-        f"Watcher stop (SIGTERM): exit {live['stop'].get('returncode')}, "
-        f"\"Stopped watching\" {'printed' if live['stop'].get('stoppedWatching') else 'MISSING'}, "
-        f"{live['stop'].get('stop_s', float('nan')):.2f} s.",
+        (f"RSS growth from batch 10 to {rss['batches']}: {growth:+.1%}; batch duration p50 first 10 "
+         f"{ms(rss['batchFirst10_s']['p50'])}, last 10 {ms(rss['batchLast10_s']['p50'])}; "
+         f"{rss['batches']} batches took {rss['phase_s']:.0f} s."),
+        (f"Watcher stop (SIGTERM): exit {live['stop'].get('returncode')}, "
+         f"\"Stopped watching\" {'printed' if live['stop'].get('stoppedWatching') else 'MISSING'}, "
+         f"{live['stop'].get('stop_s', float('nan')):.2f} s."),
     ]
     return "\n".join(lines)
 

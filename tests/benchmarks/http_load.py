@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
@@ -185,7 +185,7 @@ def run_threads(n: int, work: Callable[[int], None]) -> float:
 class McpClient:
     """One keep-alive connection to the server's /mcp endpoint."""
 
-    HEADERS = {
+    HEADERS: ClassVar[dict[str, str]] = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": PROTOCOL_VERSION,

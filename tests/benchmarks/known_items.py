@@ -99,7 +99,8 @@ def code_root(rev: str | None) -> tuple[Path, str]:
     root = CACHE / f"code-{sha_text[:12]}"
     if not (root / "lancelot_cli").is_dir():
         root.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha_text, "lancelot_cli"], cwd=REPO, capture_output=True, check=True)
+        archive = subprocess.run(["git", "archive", sha_text, "lancelot_cli"], cwd=REPO, capture_output=True,
+                                 check=True)
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     return root, f"commit {sha_text[:12]}"
 
@@ -119,7 +120,8 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
     if opts.reuse and not done.exists():
         cached = sorted((p for p in CACHE.glob("db-*/known_items_index.json")
                          if json.loads(p.read_text())["src"] == str(src.resolve())
-                         and json.loads(p.read_text()).get("embed_model", "") == model), key=lambda p: p.stat().st_mtime)
+                         and json.loads(p.read_text()).get("embed_model", "") == model),
+                        key=lambda p: p.stat().st_mtime)
         if cached:
             done, db = cached[-1], cached[-1].parent
             log(f"--reuse: using {db} (built by {json.loads(done.read_text())['code']})")
@@ -245,7 +247,7 @@ def report(result: dict[str, Any]) -> str:
     s = result["scores"]
     lines = [[label] + [f"{s[sp][key]:.{digits}f}" for sp in SPLITS] for key, label, digits in METRICS]
     lines.append(["questions"] + [str(s[sp]["n"]) for sp in SPLITS])
-    return table(["metric"] + list(SPLITS), lines)
+    return table(["metric", *SPLITS], lines)
 
 
 # -- compare ------------------------------------------------------------------------------------
@@ -269,8 +271,8 @@ def compare(path_a: Path, path_b: Path, list_heldout: bool) -> None:
                  for key, label, digits in METRICS]
         rr = [[1 / r["rank"] if r["rank"] else 0.0 for r in (rows[i] for i in ids)] for rows in (rows_a, rows_b)]
         low, high = bootstrap_delta(*rr)
-        better = sum(y > x for x, y in zip(*rr))
-        worse = sum(y < x for x, y in zip(*rr))
+        better = sum(y > x for x, y in zip(*rr, strict=True))
+        worse = sum(y < x for x, y in zip(*rr, strict=True))
         print(f"### {split} ({len(ids)} questions)\n")
         print(table(["metric", "A", "B", "B − A"], lines))
         print(f"\nMRR delta 95 % paired bootstrap interval [{low:+.4f}, {high:+.4f}]; "
@@ -278,8 +280,9 @@ def compare(path_a: Path, path_b: Path, list_heldout: bool) -> None:
     moved = [i for i in rows_a if i in rows_b and rows_a[i]["rank"] != rows_b[i]["rank"]
              and (list_heldout or rows_a[i]["split"] == "tune")]
     if moved:
-        lines = [[i, rows_a[i]["split"], rows_a[i]["query"], str(rows_a[i]["rank"] or "-"), str(rows_b[i]["rank"] or "-"),
-                  rows_b[i]["sources"][0] if rows_b[i]["sources"] else ""] for i in moved]
+        lines = [[i, rows_a[i]["split"], rows_a[i]["query"], str(rows_a[i]["rank"] or "-"),
+                  str(rows_b[i]["rank"] or "-"), rows_b[i]["sources"][0] if rows_b[i]["sources"] else ""]
+                 for i in moved]
         print(table(["id", "split", "query", "rank A", "rank B", "B's first hit"], lines))
 
 
@@ -328,16 +331,18 @@ def main() -> None:
                 t1 = time.perf_counter()
                 replies.append((search_cli(root, env, index["db"], query), time.perf_counter() - t1))
         search_seconds = time.perf_counter() - t0
-        mismatches = [q for q, (reply, _) in zip(queries[:opts.check_cli], replies)
-                      if [h["id"] for h in search_cli(root, env, index["db"], q)["hits"]] != [h["id"] for h in reply["hits"]]]
+        mismatches = [q for q, (reply, _) in zip(queries[:opts.check_cli], replies, strict=False)
+                      if [h["id"] for h in search_cli(root, env, index["db"], q)["hits"]]
+                      != [h["id"] for h in reply["hits"]]]
     link_list = link_list_pages(opts.src)
-    rows = [score_one(q, reply, link_list) for q, (reply, _) in zip(questions, replies)]
+    rows = [score_one(q, reply, link_list) for q, (reply, _) in zip(questions, replies, strict=False)]
     latencies = sorted(seconds * 1000 for _, seconds in replies)
     result = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "code": opts.code_desc,
         "via": opts.via, "src": str(opts.src.resolve()), "questions_file": str(opts.questions),
         "index": index, "search_seconds": round(search_seconds, 1),
-        "search_ms_p50": round(statistics.median(latencies), 1), "search_types": sorted({r["searchType"] for r in rows}),
+        "search_ms_p50": round(statistics.median(latencies), 1),
+        "search_types": sorted({r["searchType"] for r in rows}),
         "corpus": {"html_files": sum(1 for _ in opts.src.rglob("*.htm*")), "link_list_pages": len(link_list)},
         "check_cli": {"questions": min(opts.check_cli, len(queries)), "differing": mismatches},
         "scores": {split: summarize(rows_) for split, rows_ in by_split(rows).items()},
@@ -352,7 +357,8 @@ def main() -> None:
     print(f"{result['corpus']['html_files']} HTML files, {len(link_list)} navigation-only pages; "
           f"search p50 {result['search_ms_p50']} ms ({', '.join(result['search_types'])})")
     if opts.check_cli:
-        print(f"CLI check: {len(mismatches)} of {result['check_cli']['questions']} replies differ from `lancelot search --json`")
+        print(f"CLI check: {len(mismatches)} of {result['check_cli']['questions']} replies differ from "
+              f"`lancelot search --json`")
     log(f"wrote {opts.output}")
 
 

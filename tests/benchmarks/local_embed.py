@@ -40,7 +40,14 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.quality import (  # noqa: E402
-    DATA, doc_id_of, evaluate, load_corpus, load_qrels, load_queries, markdown, percentile,
+    DATA,
+    doc_id_of,
+    evaluate,
+    load_corpus,
+    load_qrels,
+    load_queries,
+    markdown,
+    percentile,
 )
 
 TARGETS = {"vector": (0.642, 0.648), "hybrid": (0.72, 1.0)}
@@ -91,7 +98,7 @@ def cached_table(model: str, data: Path, corpus: dict[str, tuple[str, str]], tmp
 
     cached = data / "embeddings" / "all-MiniLM-L6-v2"
     ids = json.loads((cached / "ids.json").read_text())["corpus"]
-    vectors = dict(zip(ids, np.load(cached / "corpus.npy")))
+    vectors = dict(zip(ids, np.load(cached / "corpus.npy"), strict=False))
     def key(text: str) -> str:  # the chunk text is the file's text give or take whitespace
         return " ".join(text.split())[:300]
 
@@ -200,7 +207,8 @@ def print_speed(args: argparse.Namespace, check: dict[str, float], speed: dict[s
                 small: dict[str, float] | None = None) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} at the end (2 shared cores)\n")
     print("| measure | value |\n|---|---:|")
-    print(f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | {check['min_cosine']:.6f} |")
+    print(f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | "
+          f"{check['min_cosine']:.6f} |")
     print(f"| model load (in process) | {check['load_s']:.2f} s |")
     print(f"| embed {args.check} abstracts in one call (LocalEmbedder.embed) | {check['docs_per_s']:.1f} chunks/s |")
     print(f"| query embedding p50 / p95 | {check['query_p50_ms']:.1f} / {check['query_p95_ms']:.1f} ms |")
@@ -249,7 +257,8 @@ def main() -> None:
     print_speed(args, check, speed)
     for mode, label in (("text", "text"), ("vector", "local vector"), ("auto", "local hybrid (auto, no key)")):
         row = rows[mode]
-        print(f"| SciFact test nDCG@10 / R@100, {label} ({args.doc_vectors} doc vectors) | {row['ndcg10']:.4f} / {row['recall100']:.3f} "
+        print(f"| SciFact test nDCG@10 / R@100, {label} ({args.doc_vectors} doc vectors) | "
+              f"{row['ndcg10']:.4f} / {row['recall100']:.3f} "
               f"(p50 {row['p50_ms']:.0f} ms, ran {row['kinds']}) |")
     print(f"| serve: initialize / first hybrid result after spawn | {server['initialize_s']:.2f} / "
           f"{server['first_hybrid_s']:.2f} s |")

@@ -51,7 +51,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
@@ -262,8 +262,9 @@ def server_env(db: str, config: Path, **extra: str) -> dict[str, str]:
 class McpClient:
     """One keep-alive connection to `lancelot serve --http`'s /mcp endpoint."""
 
-    HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": PROTOCOL_VERSION}
+    HEADERS: ClassVar[dict[str, str]] = {"Content-Type": "application/json",
+                                         "Accept": "application/json, text/event-stream",
+                                         "MCP-Protocol-Version": PROTOCOL_VERSION}
 
     def __init__(self, port: int, timeout: float = CALL_TIMEOUT) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)

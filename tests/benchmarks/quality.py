@@ -47,6 +47,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Self
+
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
     sys.path.insert(0, str(REPO))
@@ -202,7 +204,7 @@ class EmbedServerProcess:
         self.url = ""
         self._stderr: Any = None
 
-    def __enter__(self) -> EmbedServerProcess:
+    def __enter__(self) -> Self:
         if not self.script.is_file():
             raise SystemExit(f"{self.script} not found; pass --embed-server")
         self._stderr = tempfile.TemporaryFile()
@@ -280,7 +282,7 @@ def make_engine(db: Path, url: str | None, config: Path, *, memo: dict[str, list
         def embed(texts: list[str]) -> list[list[float]]:
             missing = [t for t in texts if t not in cache]
             if missing:
-                cache.update(zip(missing, real(missing)))
+                cache.update(zip(missing, real(missing), strict=True))
             return [cache[t] for t in texts]
 
         return embed
@@ -585,7 +587,7 @@ HYBRID_KS = (10, 30, 60, 100)
 HYBRID_LIMIT = 20  # the server's default limit; depth only matters when it is above the limit
 
 
-def main() -> None:  # noqa: C901 - a linear script
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help=f"SciFact folder (default {DATA})")
     parser.add_argument("--embed-server", type=Path, default=EMBED_SERVER, help="embed_server.py to run")
@@ -934,7 +936,8 @@ def print_fts(rows: list[dict[str, Any]]) -> None:
         print(f"| {r['name']} | {_fmt(t.get('train', {}).get('ndcg10'))} | {_fmt(t.get('test', {}).get('ndcg10'))} | "
               f"{_fmt(h.get('train', {}).get('ndcg10'))} | {_fmt(h.get('test', {}).get('ndcg10'))} | "
               f"{_delta(r, 'both')} | {_fmt(t.get('test', {}).get('recall100'), 3)} | {ids['top1']}/{ids['of']} "
-              f"{_ranks(ids['ranks'])} | {'yes' if ids['phrase_query_ok'] else 'no'} | {ids.get('stop_word_query_hits')} | "
+              f"{_ranks(ids['ranks'])} | {'yes' if ids['phrase_query_ok'] else 'no'} | "
+              f"{ids.get('stop_word_query_hits')} | "
               f"{r['build_s']:.1f} |")
 
 

@@ -38,7 +38,6 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
-
 from tests.benchmarks.quality import DATA, load_corpus, load_queries, markdown, percentile  # noqa: E402
 
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
@@ -114,7 +113,7 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
             if i < len(queries):
                 replies.append(reply)
                 texts.append(text)
-    diffs = [s - l for s, l in zip(stdio_ms, local_ms)]
+    diffs = [s - loc for s, loc in zip(stdio_ms, local_ms, strict=True)]
     raw = raw_pipe(env, config, engine, queries, calls, warmup)
     return {
         "calls": calls,
@@ -156,7 +155,7 @@ def raw_pipe(env: dict[str, str], config: Path, engine: Any, queries: list[str],
     return {"in_process_p50_ms": percentile(local_ms, 0.5), "pipe_p50_ms": percentile(pipe_ms, 0.5),
             "pipe_p95_ms": percentile(pipe_ms, 0.95),
             "overhead_p50_ms": percentile(pipe_ms, 0.5) - percentile(local_ms, 0.5),
-            "overhead_median_of_pairs_ms": statistics.median(p - l for p, l in zip(pipe_ms, local_ms))}
+            "overhead_median_of_pairs_ms": statistics.median(p - loc for p, loc in zip(pipe_ms, local_ms, strict=True))}
 
 
 def main() -> None:
@@ -218,7 +217,8 @@ def main() -> None:
     for name in ("sample-docs", "scifact"):
         r = results[name]
         ok = r["overhead_p50_ms"] <= TARGET_MS
-        print(f"| {name} | {r['chunks']} | {r['calls']} | {r['in_process_p50_ms']:.2f} / {r['in_process_p95_ms']:.2f} | "
+        print(f"| {name} | {r['chunks']} | {r['calls']} | "
+              f"{r['in_process_p50_ms']:.2f} / {r['in_process_p95_ms']:.2f} | "
               f"{r['stdio_p50_ms']:.2f} / {r['stdio_p95_ms']:.2f} | {r['overhead_p50_ms']:.2f} | "
               f"{r['overhead_median_of_pairs_ms']:.2f} | {'met' if ok else 'MISSED'} |")
     print("\nThe same calls with a bare JSON-RPC client on the server's pipes (no SDK client, so no result "

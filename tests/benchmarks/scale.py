@@ -62,9 +62,16 @@ if str(REPO) not in sys.path:
 
 from lancelot_cli.storage.policy import VectorIndexPolicy  # noqa: E402
 from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
-
 from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
-    DATA, DIMENSION, EMBED_SERVER, MODEL, EmbedServerProcess, load_corpus, load_queries, patched, percentile,
+    DATA,
+    DIMENSION,
+    EMBED_SERVER,
+    MODEL,
+    EmbedServerProcess,
+    load_corpus,
+    load_queries,
+    patched,
+    percentile,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
@@ -164,7 +171,8 @@ def ids_of(reply: dict[str, Any]) -> list[str]:
 
 
 def recall_at_10(approx: list[list[str]], exact: list[list[str]]) -> float:
-    return statistics.fmean(len(set(a[:10]) & set(e[:10])) / max(1, min(10, len(e))) for a, e in zip(approx, exact))
+    return statistics.fmean(len(set(a[:10]) & set(e[:10])) / max(1, min(10, len(e)))
+                            for a, e in zip(approx, exact, strict=True))
 
 
 # -- the stdio server ---------------------------------------------------------------------------
@@ -188,7 +196,7 @@ class StdioServer:
     def __init__(self, env: dict[str, str], cwd: Path) -> None:
         script = Path(sys.executable).with_name("lancelot")
         command = [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read back if the server dies
         self.proc = subprocess.Popen([*command, "serve"], env=env, cwd=cwd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
         self.next_id = 0
@@ -272,8 +280,8 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
     from lancelot_cli import settings as settings_module
     from lancelot_cli.credentials import FoundKey
     from lancelot_cli.engine import Engine
-    from lancelot_cli.storage import writer
     from lancelot_cli.storage import facts as storage_facts
+    from lancelot_cli.storage import writer
     from lancelot_cli.storage.schema import FTS_INDEX_NAME, TEXT
 
     out: dict[str, Any] = {"rows": n}
@@ -412,7 +420,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated row counts (default 10000,100000)")
     parser.add_argument("--queries", type=int, default=50, help="timed queries per search (default 50)")
-    parser.add_argument("--scan-queries", type=int, default=20, help="timed queries for the substring scan (default 20)")
+    parser.add_argument("--scan-queries", type=int, default=20,
+                        help="timed queries for the substring scan (default 20)")
     parser.add_argument("--searches", type=int, default=200, help="lancedb_search calls before reading the "
                                                                   "server's RSS (default 200; 0 skips)")
     parser.add_argument("--limit", type=int, default=20, help="hits per search (default 20, the server's default)")
@@ -480,26 +489,31 @@ def print_report(results: dict[str, Any]) -> None:
                 cells.append("—")
         print(f"| {label} | " + " | ".join(str(c) for c in cells) + " |")
 
-    line("mean chunk chars / distinct", lambda s: f"{s['chunks']['mean_chars']:.0f} / {s['chunks']['distinct_texts']:,}")
+    line("mean chunk chars / distinct",
+         lambda s: f"{s['chunks']['mean_chars']:.0f} / {s['chunks']['distinct_texts']:,}")
     line("write (TableWriter.write) s", lambda s: f"{s['write_s']:.1f}")
     line("  of which optimize (FTS indexing) s", lambda s: f"{s['optimize_s']:.1f}")
     line("FTS rebuild from scratch s", lambda s: f"{s['fts_rebuild_s']:.1f}")
-    line("vector index build (TableWriter.optimize) s", lambda s: f"{s['vector_index_s']:.1f}" if "vector_index" in s else "none")
+    line("vector index build (TableWriter.optimize) s",
+         lambda s: f"{s['vector_index_s']:.1f}" if "vector_index" in s else "none")
     line("disk MB (text + vectors + FTS)", lambda s: f"{s['disk_mb_after_write']:.0f}")
     line("disk MB with the vector index", lambda s: f"{s['disk_mb_after_vector_index']:.0f}")
     labels = list(dict.fromkeys(k for s in sizes for k in s.get("search", {})))
     for label in labels:
-        line(f"{label} p50 / p95 ms", lambda s, k=label: f"{s['search'][k]['p50_ms']:.1f} / {s['search'][k]['p95_ms']:.1f}")
-    line("**scan p50 / BM25 p50**", lambda s: f"**{s['search']['text (substring scan, same table)']['p50_ms'] / s['search']['text (BM25 index)']['p50_ms']:.0f}×**")
+        line(f"{label} p50 / p95 ms",
+             lambda s, k=label: f"{s['search'][k]['p50_ms']:.1f} / {s['search'][k]['p95_ms']:.1f}")
+    scan, bm25 = "text (substring scan, same table)", "text (BM25 index)"
+    line("**scan p50 / BM25 p50**", lambda s: f"**{s['search'][scan]['p50_ms'] / s['search'][bm25]['p50_ms']:.0f}×**")
     line("ANN recall@10 vs exact (engine)", lambda s: f"{s['ann_recall_at_10']:.3f}")
     line("server VmRSS after searches MiB", lambda s: f"{s['server']['after_searches']['VmRSS_kib'] / 1024:.0f}")
     line("server VmHWM (peak) MiB", lambda s: f"{s['server']['after_searches']['VmHWM_kib'] / 1024:.0f}")
     line("server VmRSS after initialize MiB", lambda s: f"{s['server']['after_initialize']['VmRSS_kib'] / 1024:.0f}")
     if len(sizes) > 1 and "search" in sizes[0]:
         first, last = sizes[0]["search"], sizes[-1]["search"]
+        call_only = "text (lancedb FTS call only)"
         print(f"\nBM25 p50 {sizes[-1]['rows']:,} / {sizes[0]['rows']:,} rows: "
               f"{last['text (BM25 index)']['p50_ms'] / first['text (BM25 index)']['p50_ms']:.2f}× "
-              f"(lancedb FTS call only: {last['text (lancedb FTS call only)']['p50_ms'] / first['text (lancedb FTS call only)']['p50_ms']:.2f}×)")
+              f"(lancedb FTS call only: {last[call_only]['p50_ms'] / first[call_only]['p50_ms']:.2f}×)")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
-    DATA, DIMENSION, EMBED_SERVER, MODEL, EmbedServerProcess, load_corpus, load_queries, percentile,
+    DATA,
+    DIMENSION,
+    EMBED_SERVER,
+    MODEL,
+    EmbedServerProcess,
+    load_corpus,
+    load_queries,
+    percentile,
 )
 from tests.benchmarks.scale import StdioServer, load_vectors, make_rows  # noqa: E402
 

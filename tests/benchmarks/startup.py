@@ -75,7 +75,8 @@ def stats(runs: list[float]) -> dict[str, Any]:
     return {"runs_s": [round(r, 6) for r in runs], "median_s": statistics.median(runs), "min_s": min(runs)}
 
 
-async def connect_once(command: str, args: list[str], env: dict[str, str], call: str | None) -> tuple[float, float | None]:
+async def connect_once(command: str, args: list[str], env: dict[str, str],
+                       call: str | None) -> tuple[float, float | None]:
     """Seconds from before `async with Client(...)` to inside the block; then, if `call` names a tool,
     the seconds of that first tools/call (``lancedb_search`` for "refund", or the hello tool)."""
     import mcp
@@ -184,7 +185,8 @@ def main() -> None:
     }
 
     def ratio(a: str, b: str) -> dict[str, float]:
-        return {"median": results[a]["median_s"] / results[b]["median_s"], "min": results[a]["min_s"] / results[b]["min_s"]}
+        return {"median": results[a]["median_s"] / results[b]["median_s"],
+                "min": results[a]["min_s"] / results[b]["min_s"]}
 
     ratios = {
         "lancelot_serve_over_hello_server": ratio("lancelot_serve_initialize", "hello_server_initialize"),

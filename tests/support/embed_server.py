@@ -62,7 +62,7 @@ class EmbedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with owner._lock:
@@ -76,7 +76,8 @@ class EmbedServer:
                 if failure:
                     return self._reply(failure, {"error": {"message": f"injected {failure}", "type": "test"}})
                 if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
-                    return self._reply(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+                    return self._reply(401, {"error": {"message": "Incorrect API key provided",
+                                                       "type": "invalid_request_error"}})
                 if body.get("model") not in owner.models:
                     return self._reply(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 texts = body.get("input")

@@ -21,9 +21,9 @@ result) and ``--show`` go to stdout, so ``lancelot init --db DB --no-api-key > c
 only them.
 """
 
+from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import client_configs, server_command
 from lancelot_cli.cli.init.command import HELP, init
-from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.flow import Wizard, execute
 from lancelot_cli.cli.init.prompts import QuestionaryPrompter
 

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+# What init does with the key: store ``api_key``, keep whatever is stored, remove (forget) it, or nothing.
+KeyAction = Literal["store", "keep", "remove", "none"]
+# How documents get vectors: the key questions decide, a local model, or none (text search only).
+EmbeddingChoice = Literal["key", "local", "none"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,6 @@ class Plan:
     db_uri: str
     create_db: bool
     table: str
-    key_action: str  # "store" (api_key), "keep" (whatever is stored), "remove" (forget it), "none"
+    key_action: KeyAction
     api_key: str | None = field(default=None, repr=False)
     stored: dict[str, str] = field(default_factory=dict)  # the settings file's new content

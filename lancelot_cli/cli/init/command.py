@@ -58,9 +58,9 @@ def init(
                                                  help="OpenAI-compatible embeddings endpoint (Ollama, LM Studio, "
                                                       "vLLM); \"\" for OpenAI.")] = None,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", metavar="NAME", show_default=False,
-                                                        help="Embedding model for queries and `index --embed`; local:NAME or "
-                                                             "local:/folder runs a model on this machine (no key; "
-                                                             "the local extra).")] = None,
+                                                        help="Embedding model for queries and `index --embed`; "
+                                                             "local:NAME or local:/folder runs a model on this "
+                                                             "machine (no key; the local extra).")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y",
                                       help="Ask nothing: flags, else the current answers; create a missing "
                                            "database folder; store a key even if its check fails.")] = False,

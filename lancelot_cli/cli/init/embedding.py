@@ -22,7 +22,7 @@ from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.settings import blank
 
 if TYPE_CHECKING:
-    from lancelot_cli.cli.init.answers import InitOptions
+    from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions
     from lancelot_cli.cli.init.prompts import Prompter
 
 QUESTION = "How should documents be embedded (for vector and hybrid search)?"
@@ -74,7 +74,7 @@ class EmbeddingQuestions:
         model = self.options.embedding_model
         return model.strip() if model is not None and local_embed.is_local(model.strip()) else None
 
-    def _embedding(self, stored: dict[str, str]) -> str:
+    def _embedding(self, stored: dict[str, str]) -> EmbeddingChoice:
         """"key" (the key questions decide, as before), "local" (``stored`` now names the model) or
         "none" (text search only)."""
         o = self.options
@@ -90,14 +90,16 @@ class EmbeddingQuestions:
             return "key"
         current = self.current("EMBEDDING_MODEL")
         installed = local_embed.available()
-        local_title = f"On this machine with a local model: no key, no server ({local_embed.DEFAULT_MODEL[len(local_embed.PREFIX):]})"
+        default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX):]
+        local_title = f"On this machine with a local model: no key, no server ({default_model})"
         if not installed:
             local_title += f"; needs {local_embed.INSTALL}, not installed here"
-        choice = self.ask.select(QUESTION, [
+        choices: list[tuple[EmbeddingChoice, str]] = [
             ("key", "With an OpenAI key (or an OpenAI-compatible server such as Ollama)"),
             ("local", local_title),
             ("none", "Not at all: text search only"),
-        ], default="local" if local_embed.is_local(current) else "key")
+        ]
+        choice = self.ask.select(QUESTION, choices, default="local" if local_embed.is_local(current) else "key")
         if choice == "local":
             self._use_local(stored, None)
         elif local_embed.is_local(stored.get("EMBEDDING_MODEL")):

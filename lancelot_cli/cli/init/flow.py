@@ -45,7 +45,7 @@ def list_tables(db_uri: str) -> list[str]:
 
     try:
         return list(ReadOnlyDatabase(db_uri).table_names())
-    except Exception as exc:  # an unreadable or remote database: init can still store the path
+    except Exception as exc:  # noqa: BLE001 - an unreadable or remote database: init can still store the path
         say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); "
             f"`lancelot status` will say more")
         return []

@@ -19,7 +19,9 @@ from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.settings import BY_NAME, blank
 
 if TYPE_CHECKING:
-    from lancelot_cli.cli.init.answers import InitOptions
+    from pathlib import Path
+
+    from lancelot_cli.cli.init.answers import InitOptions, KeyAction
     from lancelot_cli.cli.init.prompts import Prompter
 
 CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
@@ -55,7 +57,7 @@ class KeyQuestions:
     options: InitOptions
     interactive: bool
     env: Mapping[str, str]
-    config_dir: object
+    config_dir: Path
     _measured: bool
 
     @property
@@ -101,7 +103,7 @@ class KeyQuestions:
         _put(stored, "EMBEDDING_MODEL", model)
         return base or None, model
 
-    def _key(self, stored: dict[str, str]) -> tuple[str, str | None]:
+    def _key(self, stored: dict[str, str]) -> tuple[KeyAction, str | None]:
         """The key decision: ("store", key), ("keep", None), ("remove", None) or ("none", None)."""
         from lancelot_cli import credentials
 
@@ -118,7 +120,7 @@ class KeyQuestions:
             return "none", None
         existing = credentials.stored_keys(self.config_dir)
         key: str | None = o.api_key
-        action = "store" if key else "none"
+        action: KeyAction = "store" if key else "none"
         if key is None and existing:
             where = " and ".join("the keychain" if k.source == "keychain" else "the key file" for k in existing)
             choice = self.ask.select("OpenAI key (for vector search):", [
@@ -143,7 +145,8 @@ class KeyQuestions:
             changed = (base, model) != before
         if action == "keep" and not changed:
             return "keep", None
-        return self._check_interactive(action, key if action == "store" else existing[0].value, base, model, stored)
+        checked = key if action == "store" and key is not None else existing[0].value  # "store": key is set
+        return self._check_interactive(action, checked, base, model, stored)
 
     def _ask_key_value(self) -> str | None:
         value = self.ask.password("OpenAI API key (input hidden; Enter to skip, text search works without):",
@@ -151,7 +154,7 @@ class KeyQuestions:
         return value.strip() or None
 
     def _check_unattended(self, key: str, base: str | None, model: str,
-                          stored: dict[str, str]) -> tuple[str, str | None]:
+                          stored: dict[str, str]) -> tuple[KeyAction, str | None]:
         try:
             dimension = check_key(key, base, model)
         except EmbeddingError as exc:
@@ -165,8 +168,8 @@ class KeyQuestions:
         self._measured = True
         return "store", key
 
-    def _check_interactive(self, action: str, key: str, base: str | None, model: str,
-                           stored: dict[str, str]) -> tuple[str, str | None]:
+    def _check_interactive(self, action: KeyAction, key: str, base: str | None, model: str,
+                           stored: dict[str, str]) -> tuple[KeyAction, str | None]:
         """Check the key until it works or the person decides what to do with it."""
         while True:
             try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import typer
 
@@ -20,6 +20,7 @@ from lancelot_cli.settings import blank
 from lancelot_cli.storage.schema import is_local, local_path
 
 Validator = Callable[[str], "str | None"]  # None when the answer is fine, else what is wrong with it
+Value = TypeVar("Value", bound=str)  # a `select` choice's value
 
 
 class Prompter(Protocol):
@@ -33,7 +34,7 @@ class Prompter(Protocol):
 
     def confirm(self, message: str, *, default: bool = True) -> bool: ...
 
-    def select(self, message: str, choices: Sequence[tuple[str, str]], *, default: str | None = None) -> str:
+    def select(self, message: str, choices: Sequence[tuple[Value, str]], *, default: Value | None = None) -> Value:
         """``choices`` are ``(value, title)`` pairs; returns the chosen value."""
         ...
 
@@ -98,13 +99,14 @@ class QuestionaryPrompter:
 
         return bool(self._ask(questionary.confirm(message, default=default, **self._io)))
 
-    def select(self, message: str, choices: Sequence[tuple[str, str]], *, default: str | None = None) -> str:
+    def select(self, message: str, choices: Sequence[tuple[Value, str]], *, default: Value | None = None) -> Value:
         import questionary
 
         options = [questionary.Choice(title, value=value) for value, title in choices]
         values = [value for value, _ in choices]
-        return str(self._ask(questionary.select(message, choices=options,
-                                                default=default if default in values else None, **self._io)))
+        chosen: Value = self._ask(questionary.select(message, choices=options,  # the chosen pair's value, as given
+                                                     default=default if default in values else None, **self._io))
+        return chosen
 
 
 def with_default(message: str, default: str) -> str:

@@ -23,9 +23,8 @@ from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.signals import (
     Interrupted, Terminated, deferred_signals, owns_signals, signal_name, sigterm_raises,
 )
-from lancelot_cli.indexer.sources import (
-    HTML, MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable, nothing_to_index, scan,
-)
+from lancelot_cli.indexer.scanning import HTML, nothing_to_index, scan
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable
 from lancelot_cli.storage.schema import (
     CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
     is_local, local_path,

@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from lancelot_cli.indexer.sources import HTML, MAX_FILE_BYTES, Document, SourceError, read_document
+from lancelot_cli.indexer.scanning import HTML
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, read_document
 
 # Below this many HTML files a process pool costs more than it saves.
 POOL_THRESHOLD = 16

@@ -25,8 +25,8 @@ from typing import Any
 
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.indexer import IndexReport, index_folder
+from lancelot_cli.indexer.scanning import EXTENSIONS
 from lancelot_cli.indexer.signals import Interrupted
-from lancelot_cli.indexer.sources import EXTENSIONS
 from lancelot_cli.storage.schema import is_local, local_path
 
 # Events are gathered until the folder has been quiet this long (editors save in bursts)...

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
@@ -70,7 +71,7 @@ def fill_vectors(writer: Any, embed: Embed, model: str, commit: Callable[[Callab
                     vector = next(vectors)
                     if dimension is None:
                         dimension = len(vector)
-                        commit(lambda: writer.use_vector_column(model, dimension))  # type: ignore[arg-type]
+                        commit(partial(writer.use_vector_column, model, dimension))
                     if len(vector) != dimension:
                         raise IndexingError(f"the embedder returned {len(vector)}-d and {dimension}-d vectors; "
                                             f"check EMBEDDING_MODEL")

@@ -6,100 +6,35 @@ The server never imports this package (tests check it). Reading HTML is the slow
 
 from __future__ import annotations
 
-import hashlib
 import signal
 import time
 from contextlib import closing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.chunking import CHUNK_CHARS
 from lancelot_cli.indexer.embedding import Embed, Filled, fill_vectors
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
 from lancelot_cli.indexer.reading import MissingModule, read_all
+from lancelot_cli.indexer.report import IndexReport
+from lancelot_cli.indexer.rows import chunk_hash, rows_for
 from lancelot_cli.indexer.signals import (
     Interrupted, Terminated, deferred_signals, owns_signals, signal_name, sigterm_raises,
 )
 from lancelot_cli.indexer.scanning import HTML, nothing_to_index, scan
-from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, NothingToIndex, SourceError, nothing_readable
-from lancelot_cli.storage.schema import (
-    CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, HASH, HEADING, ID, LINE_END, LINE_START, PATH, TEXT, TITLE, VECTOR,
-    is_local, local_path,
-)
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES, NothingToIndex, SourceError, nothing_readable
+from lancelot_cli.storage.schema import HASH, VECTOR, is_local, local_path
 
 # The index options a table has when none were saved with it.
 DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
 
 Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
 
-
-@dataclass
-class IndexReport:
-    """What one run did."""
-
-    source: str
-    database: str
-    table: str
-    files: int = 0  # documents of the folder now in the table
-    read: int = 0  # of them, read this run (new or changed)
-    chunks: int = 0  # rows of the table after the run
-    added: int = 0
-    updated: int = 0
-    deleted: int = 0
-    version: int = 0
-    committed: bool = False
-    seconds: float = 0.0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    model: str | None = None
-    embedded: int = 0
-    truncated: int = 0
-    without_vectors: int = 0
-    notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
-    site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
-    indexes_built: list[str] = field(default_factory=list)  # full-text indexes an earlier version's table got anew
-    text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
-    vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
-    optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source, "database": self.database, "table": self.table, "files": self.files,
-            "read": self.read,
-            "chunks": self.chunks, "added": self.added, "updated": self.updated, "deleted": self.deleted,
-            "version": self.version, "committed": self.committed, "seconds": round(self.seconds, 3),
-            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-            "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
-            "withoutVectors": self.without_vectors,
-            "notes": [{"path": p, "note": n} for p, n in self.notes],
-            "site": self.site, "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
-            "vectorsHint": self.vectors_hint, "fullTextIndexesBuilt": list(self.indexes_built),
-        }
-
-
-def chunk_hash(title: str, text: str) -> str:
-    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:16]
-
-
-def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
-             ) -> list[dict[str, Any]]:
-    """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
-    (``heading`` path; ``line_start``/``line_end`` for code), its file's state, and its front matter."""
-    file_size, file_mtime = stat
-    if doc.kind == "code":
-        pieces = [(f"{doc.path}:{first}-{last}", text, None, first, last)
-                  for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)]
-    else:
-        texts = chunk_text(doc.text, size)
-        pieces = [(doc.title, text, heading, None, None) for text, heading in zip(texts, heading_paths(texts, doc.title))]
-    return [
-        {**doc.meta, ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: title, CHUNK: n, TEXT: text,
-         HASH: chunk_hash(title, text), FILE_SIZE: file_size, FILE_MTIME: file_mtime, FILE_HASH: doc.digest or None,
-         HEADING: heading, LINE_START: first, LINE_END: last}
-        for n, (title, text, heading, first, last) in enumerate(pieces)
-    ]
+__all__ = ["DEFAULT_OPTIONS", "Embed", "IndexReport", "Progress", "chunk_hash", "index_folder", "normalise_extensions",
+           "rows_for"]
 
 
 def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:

@@ -127,6 +127,12 @@ class TableWriter:
     def count(self) -> int:
         return int(self._tbl.count_rows()) if self._tbl is not None else 0
 
+    @property
+    def stored_model(self) -> str | None:
+        """The model the table's vectors were made with (None: no table, or no vector column yet).
+        The indexer chooses its embedder from it (indexer/run.py), so it needs no reader of its own."""
+        return self.vector_info()[0]
+
     def vector_info(self) -> tuple[str | None, int | None]:
         """(model, dimension) of the table's vector column, or (None, None) without one."""
         if self._tbl is None or VECTOR not in self._tbl.schema.names:

@@ -333,7 +333,7 @@ def test_a_file_created_during_the_watchers_first_pass_is_indexed(docs: Path, tm
 
     db = tmp_path / "db"
     index_folder(docs, str(db))
-    real = watch.index_folder
+    real = watch.index_job
     passes: list[Any] = []
 
     def first_pass_then_a_save(*args: Any, **kwargs: Any) -> Any:
@@ -343,7 +343,7 @@ def test_a_file_created_during_the_watchers_first_pass_is_indexed(docs: Path, tm
         passes.append(report)
         return report
 
-    monkeypatch.setattr(watch, "index_folder", first_pass_then_a_save)
+    monkeypatch.setattr(watch, "index_job", first_pass_then_a_save)
     stop = threading.Event()
     errors: list[str] = []
     thread = threading.Thread(target=watch.watch_folder, args=(docs, str(db)), daemon=True,

@@ -1,12 +1,14 @@
 """Giving rows their vectors after their text is in the table: reused by content hash, else
 embedded in batches and committed as they come, so a table is searchable by text before the
-first vector is made and an interrupted run keeps every vector committed so far."""
+first vector is made and an interrupted run keeps every vector committed so far. `Embedding` is
+what a run embeds with, chosen once the table's stored model is known (indexer/pipeline.py)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
@@ -24,6 +26,30 @@ MAX_EMBED_CHARS = 8_000
 # a table version (about 10-50 ms), and what an interrupted run keeps.
 COMMIT_CHUNKS = 2_048
 COMMIT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """What a run embeds with: ``embed``, the function, and ``model``, the name its vectors are
+    stored under; or neither (text only), with ``hint`` saying how to get vectors when that helps."""
+
+    embed: Embed | None = None
+    model: str | None = None
+    hint: str | None = None
+
+    @property
+    def embeds(self) -> bool:
+        return self.embed is not None and bool(self.model)
+
+
+# Picks the `Embedding` of a run from the model the table's vectors were made with (None: no
+# vectors yet). A function, not a value, because that model is known only once the writer has
+# opened the table (indexer/run.py follows a table's local model; a fixed choice ignores it).
+ChooseEmbedding = Callable[[str | None], Embedding]
+
+
+def text_only(_stored_model: str | None) -> Embedding:
+    return Embedding()
 
 
 @dataclass
@@ -70,7 +96,7 @@ def fill_vectors(writer: Any, embed: Embed, model: str, commit: Callable[[Callab
                     vector = next(vectors)
                     if dimension is None:
                         dimension = len(vector)
-                        commit(lambda: writer.use_vector_column(model, dimension))  # type: ignore[arg-type]
+                        commit(partial(writer.use_vector_column, model, dimension))
                     if len(vector) != dimension:
                         raise IndexingError(f"the embedder returned {len(vector)}-d and {dimension}-d vectors; "
                                             f"check EMBEDDING_MODEL")

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -37,7 +37,7 @@ AHEAD = 2
 
 
 def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
-         ) -> Iterator[R]:
+         ) -> Generator[R, None, None]:
     """``func(job)`` for every job, in the order of ``jobs``, computed by ``workers`` processes.
 
     ``func`` must be a module-level function. A job whose worker died (a parser crash, the OOM

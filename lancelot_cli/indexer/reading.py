@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
-from lancelot_cli.indexer.sources import HTML, MAX_FILE_BYTES, Document, SourceError, read_document
+from lancelot_cli.indexer.scanning import HTML
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, read_document
 
 # Below this many HTML files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -51,7 +52,7 @@ def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
 
 
 def read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
-             ) -> Iterator[tuple[str, Document | SourceError]]:
+             ) -> Generator[tuple[str, Document | SourceError], None, None]:
     heavy = sum(1 for p in paths if Path(p).suffix.lower() in HTML)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     jobs = [(str(root), p, max_bytes) for p in paths]
@@ -60,7 +61,9 @@ def read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int =
 
         results = imap(_read, jobs, workers, _crashed)
         try:
-            yield from zip(paths, results)
+            # Not strict: zip stops at the last path without resuming imap, which is then closed
+            # (workers killed) rather than run to its end (workers stopped politely), as before.
+            yield from zip(paths, results, strict=False)
         finally:
             results.close()  # an early stop (Ctrl-C, an error) kills the workers now
     else:

@@ -2,42 +2,31 @@
 
 `run` takes the effective `Settings` (flag > environment > stored file > default, as every
 command resolves them), so the database and table `index` writes are the ones `serve`, `search`
-and `init` use: the database is ``settings.db_uri`` and the table ``settings.table``. It wraps
-`index_folder` (which knows nothing about settings) and adds what a command needs around it:
-a clear error when no database is named anywhere, the object-store options, and the embeddings
-function for ``embed=True`` built from the stored key, endpoint and model. `watch` does the same
-for `watch_folder`.
+and `init` use: the database is ``settings.db_uri`` and the table ``settings.table``. `job` makes
+the run's `IndexJob` (indexer/pipeline.py, which knows nothing about settings) once, from the
+settings and the command's `Options`: a clear error when no database is named anywhere, the
+object-store options, and how to choose the embedder from the stored key, endpoint and model.
+`watch` does the same for `watch_job`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 from lancelot_cli.errors import ConfigError
-from lancelot_cli.indexer import Embed, IndexReport, Progress, index_folder
-from lancelot_cli.indexer.chunking import CHUNK_CHARS
-from lancelot_cli.indexer.sources import MAX_FILE_BYTES
+from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding
+from lancelot_cli.indexer.pipeline import IndexJob, OnEmbed, Options, Progress, index_job
+from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.settings import Settings
 
 # Indexing can wait out rate limits: more retries (with the client's exponential backoff) than a query.
 EMBED_TIMEOUT = 60.0
 EMBED_RETRIES = 6
-
-
-@dataclass(frozen=True)
-class Options:
-    """How to index, besides where: the `lancelot index` flags."""
-
-    embed: bool | None = None  # None: with a local model when one is on this machine (``default_embedder``)
-    chunk_size: int = CHUNK_CHARS
-    rebuild: bool = False
-    extensions: tuple[str, ...] = ()
-    max_file_size: int = MAX_FILE_BYTES
-    exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
-    site_detection: bool | None = None  # None: as saved with the table (on for a new one)
+# A plain `lancelot index SRC`: no flags given.
+NO_FLAGS = Options()
 
 
 def database(settings: Settings) -> str:
@@ -48,10 +37,11 @@ def database(settings: Settings) -> str:
     return settings.db_uri
 
 
-def embedder(settings: Settings) -> tuple[Embed, str]:
+def embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed, str]:
     """The embeddings function and model for ``embed=True``: a local model when EMBEDDING_MODEL is
     ``local:...`` or when no key and no endpoint are configured (and the local extra is installed),
-    else the OpenAI-compatible API; a clear error when neither can run."""
+    else the OpenAI-compatible API; a clear error when neither can run. ``stored_model`` (the model
+    of the table's vectors) is followed when it is local and nothing else is configured."""
     from lancelot_cli import local_embed
     from lancelot_cli.credentials import find_openai_key
     from lancelot_cli.errors import EmbeddingError
@@ -60,7 +50,8 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
     model = settings.embedding_model
     key = None if local_embed.is_local(model) else find_openai_key(settings.config_dir)
     if key is None and not local_embed.is_local(model) and not settings.openai_base_url:
-        model = _table_model(settings) or model  # a re-run of `--embed-model local:...` with plain --embed
+        # a re-run of `--embed-model local:...` with plain --embed
+        model = (stored_model if local_embed.is_local(stored_model) else None) or model
     if local_embed.is_local(model):
         try:
             local = local_embed.shared(local_embed.canonical(model))
@@ -85,15 +76,15 @@ def embedder(settings: Settings) -> tuple[Embed, str]:
     return client.embed, settings.embedding_model
 
 
-def default_embedder(settings: Settings) -> tuple[Embed, str] | str:
+def default_embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed, str] | str:
     """What a plain `lancelot index` embeds with: a local model that is on this machine already (the
-    local EMBEDDING_MODEL, the table's own local model, or the default one in fastembed's cache),
-    loaded without any download; otherwise the one line that says how to get vectors. A table with
-    an API model's vectors is left to `--embed` (it costs a key and calls)."""
+    local EMBEDDING_MODEL, the table's own local model ``stored_model``, or the default one in
+    fastembed's cache), loaded without any download; otherwise the one line that says how to get
+    vectors. A table with an API model's vectors is left to `--embed` (it costs a key and calls)."""
     from lancelot_cli import local_embed
     from lancelot_cli.errors import EmbeddingError
 
-    models = _table_models(settings)
+    models = [stored_model] if stored_model else []
     if any(not local_embed.is_local(m) for m in models):
         return ""  # the usual note about chunks without vectors says what to do
     if not local_embed.available():
@@ -114,62 +105,51 @@ def default_embedder(settings: Settings) -> tuple[Embed, str] | str:
             f"local:/path/to/model-folder), or --no-embed to say no")
 
 
-def _table_model(settings: Settings) -> str | None:
-    """The local model the table's vectors were made with, if it has any."""
-    from lancelot_cli import local_embed
-
-    return next((m for m in _table_models(settings) if local_embed.is_local(m)), None)
-
-
-def _table_models(settings: Settings) -> list[str]:
-    """The models of the table's vector columns (none when there is no table or it is unreadable)."""
-    from lancelot_cli.storage.reader import ReadOnlyDatabase
-
-    try:
-        db = ReadOnlyDatabase(database(settings), 0, dict(settings.storage_options or {}))
-        facts = db.table(settings.table).facts
-        return [m for m in (facts.vector_model(column) for column in facts.vectors) if m]
-    except Exception:  # no database or table yet: nothing to follow
-        return []
+def choose_embedding(settings: Settings, embed: bool | None, stored_model: str | None) -> Embedding:
+    """What a run embeds with for ``--embed`` (True), ``--no-embed`` (False) or neither (None: a
+    local model already on this machine, else text only and the hint that says how to get vectors).
+    ``stored_model`` is the model of the table's vectors, which the writer reports."""
+    if embed is None:
+        found = default_embedder(settings, stored_model)
+        return Embedding(hint=found or None) if isinstance(found, str) else Embedding(*found)
+    return Embedding(*embedder(settings, stored_model)) if embed else Embedding()
 
 
-def _arguments(settings: Settings, options: Options) -> dict[str, Any]:
-    hint = None
-    if options.embed is None:
-        found = default_embedder(settings)
-        embed, model = (None, None) if isinstance(found, str) else found
-        hint = found if isinstance(found, str) and found else None
-    else:
-        embed, model = embedder(settings) if options.embed else (None, None)
-    return {"vectors_hint": hint, "chunk_size": options.chunk_size, "embed": embed, "model": model,
-            "extensions": tuple(options.extensions), "max_file_size": options.max_file_size,
-            "exclude": options.exclude, "site_detection": options.site_detection,
-            "storage_options": dict(settings.storage_options or {})}
+def job_for(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
+            progress: Progress | None = None, on_embed: OnEmbed | None = None) -> IndexJob:
+    """The run of ``options`` over ``source`` into the settings' table, made once for `run` or `watch`."""
+    return IndexJob(Path(source), database(settings), settings.table, options,
+                    embedder=partial(choose_embedding, settings, options.embed),
+                    storage_options=dict(settings.storage_options or {}), progress=progress, on_embed=on_embed)
 
 
-def run(settings: Settings, source: Path | str, options: Options = Options(), *,
-        progress: Progress | None = None, on_embed: Callable[[int, int, str], None] | None = None) -> IndexReport:
+def run(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
+        progress: Progress | None = None, on_embed: OnEmbed | None = None) -> IndexReport:
     """Make table ``settings.table`` of database ``settings.db_uri`` match the documents under ``source``.
 
     ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`);
     ``on_embed`` also gets the model in use (the local one when ``--embed`` chose it for want of a key).
     """
-    db = database(settings)
-    arguments = _arguments(settings, options)
-    hint = arguments.pop("vectors_hint")
-    model = arguments["model"]
-    embedded = (lambda done, total: on_embed(done, total, model)) if on_embed else None
-    report = index_folder(source, db, settings.table, rebuild=options.rebuild, progress=progress,
-                          on_embed=embedded, **arguments)
-    report.vectors_hint = hint
-    return report
+    return index_job(job_for(settings, source, options, progress=progress, on_embed=on_embed))
 
 
-def watch(settings: Settings, source: Path | str, options: Options = Options(), *,
+def watch(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
           on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None]) -> None:
-    """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_folder`)."""
-    from lancelot_cli.indexer.watch import watch_folder
+    """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_job`)."""
+    from lancelot_cli.indexer.watch import watch_job
 
-    arguments = _arguments(settings, options)
-    arguments.pop("vectors_hint")  # said by the first pass
-    watch_folder(source, database(settings), settings.table, on_batch=on_batch, on_error=on_error, **arguments)
+    job = job_for(settings, source, options)
+    watch_job(replace(job, embedder=_chosen_once(job.embedder)), on_batch=on_batch, on_error=on_error)
+
+
+def _chosen_once(choose: ChooseEmbedding) -> ChooseEmbedding:
+    """``choose`` asked at the first pass only: every batch of a watch embeds with what that pass
+    chose (loading a local model takes seconds), without the hint, which the first run has said."""
+    chosen: list[Embedding] = []
+
+    def first_choice(stored_model: str | None) -> Embedding:
+        if not chosen:
+            chosen.append(replace(choose(stored_model), hint=None))
+        return chosen[0]
+
+    return first_choice

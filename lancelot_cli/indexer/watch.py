@@ -20,14 +20,15 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.indexer import IndexReport, index_folder
+from lancelot_cli.indexer.pipeline import IndexJob, folder_job, index_job, local_database
+from lancelot_cli.indexer.report import IndexReport
+from lancelot_cli.indexer.scanning import EXTENSIONS
 from lancelot_cli.indexer.signals import Interrupted
-from lancelot_cli.indexer.sources import EXTENSIONS
-from lancelot_cli.storage.schema import is_local, local_path
 
 # Events are gathered until the folder has been quiet this long (editors save in bursts)...
 QUIET_MS = 150
@@ -50,98 +51,110 @@ def relevant(root: Path, path: str) -> bool:
     return not suffix or suffix in EXTENSIONS
 
 
-def watch_folder(
-    source: Path | str,
-    database: str,
-    table: str = "documents",
-    *,
-    on_batch: Callable[[IndexReport], None],
-    on_error: Callable[[str], None],
-    stop: threading.Event | None = None,
-    quiet_ms: int = QUIET_MS,
-    idle_optimize_s: float | None = None,
-    **index_options: Any,
-) -> None:
-    """Index once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
+def watch_folder(source: Path | str, database: str, table: str = "documents", *,
+                 on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
+                 stop: threading.Event | None = None, quiet_ms: int = QUIET_MS, idle_optimize_s: float | None = None,
+                 **index_options: Any) -> None:
+    """`watch_job` of the job `index_folder` would run with ``index_options`` (its keywords)."""
+    watch_job(folder_job(source, database, table, **index_options), on_batch=on_batch, on_error=on_error,
+              stop=stop, quiet_ms=quiet_ms, idle_optimize_s=idle_optimize_s)
+
+
+def watch_job(job: IndexJob, *, on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
+              stop: threading.Event | None = None, quiet_ms: int = QUIET_MS,
+              idle_optimize_s: float | None = None) -> None:
+    """Run ``job`` once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
 
     A batch in flight when the stop comes is finished (its commit is atomic either way), and so is
     an idle ``optimize()`` (after ``idle_optimize_s``; default ``OptimizePolicy.idle_seconds``).
     """
-    import watchfiles
-
     from lancelot_cli.storage.policy import OPTIMIZE_POLICY
 
-    root = Path(source).expanduser().resolve()
     stop = stop or threading.Event()
     _stop_on_sigterm(stop)
     idle_s = OPTIMIZE_POLICY.idle_seconds if idle_optimize_s is None else idle_optimize_s
-    pending = False  # a pass committed rows that optimize() has not taken in yet
-    last_pass = time.monotonic()
-
-    def run_pass() -> None:
-        nonlocal pending, last_pass
-        if not root.is_dir():
-            return  # the loop below reports it and waits
-        try:
-            report = index_folder(root, database, table, **index_options)
-        except Interrupted as exc:  # Ctrl-C or SIGTERM during the batch's commit, which finished:
-            stop.set()  # its line as usual, then stop (no warning)
-            if exc.report is not None:
-                on_batch(exc.report)
-        except LancelotError as exc:
-            on_error(str(exc))
-        else:
-            pending = (pending or report.committed) and not report.optimized
-            on_batch(report)
-        last_pass = time.monotonic()
-
-    def optimize_when_idle() -> None:
-        nonlocal pending, last_pass
-        if not pending or time.monotonic() - last_pass < idle_s:
-            return
-        try:
-            optimize_table(database, table, index_options.get("storage_options"))
-            pending = False
-        except LancelotError as exc:  # e.g. another `lancelot index` holds the table: try again later
-            on_error(f"could not optimize the table while idle: {exc}")
-        last_pass = time.monotonic()
-
-    first = True  # a pass is due as soon as file events are being collected
+    watcher = _Watcher(replace(job, source=job.source.expanduser().resolve()), on_batch, on_error, stop, idle_s)
     while not stop.is_set():
-        if not root.is_dir():
-            on_error(f"source folder {root} is gone; the table is kept as it is, waiting for the folder to return")
-            while not root.is_dir() and not stop.wait(MISSING_POLL_S):
-                pass
-            if stop.is_set():
-                return
-            first = True
-            continue
+        if watcher.job.source.is_dir():
+            watcher.follow(quiet_ms)
+        else:
+            watcher.wait_for_folder()
+
+
+class _Watcher:
+    """The passes of one watch, and what it keeps between them."""
+
+    def __init__(self, job: IndexJob, on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
+                 stop: threading.Event, idle_s: float) -> None:
+        self.job, self.on_batch, self.on_error, self.stop, self.idle_s = job, on_batch, on_error, stop, idle_s
+        self.pending = False  # a pass committed rows that optimize() has not taken in yet
+        self.last_pass = time.monotonic()
+        self.first = True  # a pass is due as soon as file events are being collected
+
+    def follow(self, quiet_ms: int) -> None:
+        """A pass for each batch of file events, until the watch stops or the folder goes away."""
+        import watchfiles
+
+        root = self.job.source
         # watchfiles subscribes on the generator's first step and yields within rust_timeout (changes
         # or not), so the pass that follows runs while events are collected: a file saved during it
         # is an event for the next batch, never lost. Ctrl-C raises KeyboardInterrupt (the CLI stops).
         for changes in watchfiles.watch(
             root, watch_filter=lambda _change, path: relevant(root, path), debounce=MAX_WAIT_MS, step=quiet_ms,
-            stop_event=stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=True,
+            stop_event=self.stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=True,
         ):
-            if changes or first:
-                first = False
-                run_pass()
+            if changes or self.first:
+                self.first = False
+                self.run_pass()
             elif root.is_dir():
-                optimize_when_idle()
+                self.optimize_when_idle()
             if not root.is_dir():
                 break  # the watched folder went away: go back to waiting for it
 
+    def wait_for_folder(self) -> None:
+        """Say that the folder is gone and wait until it is back or the watch stops."""
+        root = self.job.source
+        self.on_error(f"source folder {root} is gone; the table is kept as it is, waiting for the folder to return")
+        while not root.is_dir() and not self.stop.wait(MISSING_POLL_S):
+            pass
+        self.first = True
 
-def optimize_table(database: str, table: str, storage_options: dict[str, str] | None = None) -> bool:
-    """Fold unindexed rows into the full-text indexes and compact ``table`` now (holding the writer
-    lock, so it refuses while another `lancelot index` writes). True if there was anything to do."""
+    def run_pass(self) -> None:
+        if not self.job.source.is_dir():
+            return  # the loop reports it and waits
+        try:
+            report = index_job(self.job)
+        except Interrupted as exc:  # Ctrl-C or SIGTERM during the batch's commit, which finished:
+            self.stop.set()  # its line as usual, then stop (no warning)
+            if exc.report is not None:
+                self.on_batch(exc.report)
+        except LancelotError as exc:
+            self.on_error(str(exc))
+        else:
+            self.pending = (self.pending or report.committed) and not report.optimized
+            self.on_batch(report)
+        self.last_pass = time.monotonic()
+
+    def optimize_when_idle(self) -> None:
+        if not self.pending or time.monotonic() - self.last_pass < self.idle_s:
+            return
+        try:
+            optimize_table(self.job)
+            self.pending = False
+        except LancelotError as exc:  # e.g. another `lancelot index` holds the table: try again later
+            self.on_error(f"could not optimize the table while idle: {exc}")
+        self.last_pass = time.monotonic()
+
+
+def optimize_table(job: IndexJob) -> bool:
+    """Fold unindexed rows into the full-text indexes and compact the job's table now (holding the
+    writer lock, so it refuses while another `lancelot index` writes). True if there was anything to do."""
     from lancelot_cli.storage.lock import writer_lock
     from lancelot_cli.storage.writer import TableWriter
 
-    if is_local(database):
-        database = str(Path(local_path(database)).expanduser())
-    with writer_lock(database, table):
-        return TableWriter(database, table, storage_options).optimize(force=True)
+    database = local_database(job.database)
+    with writer_lock(database, job.table):
+        return TableWriter(database, job.table, job.storage_options).optimize(force=True)
 
 
 def _stop_on_sigterm(stop: threading.Event) -> None:

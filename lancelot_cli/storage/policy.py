@@ -12,8 +12,8 @@ class OptimizePolicy:
     table's text again (0.85 s for the index and 0.7 s of compaction at 25,000 chunks, against 14 ms
     for the commit itself). Until then the rows an index does not cover are found by a scan of
     those rows on every search, which costs about 9 ms once there are any, then 0.1-0.4 ms per row
-    for a long query (measured on 2 cores, tests/benchmarks/README.md), and their BM25 scores match what the index
-    gives them (the statistics shift by up to ~2 % on other rows). So it runs when:
+    for a long query (measured on 2 cores, tests/benchmarks/README.md), and their BM25 scores match
+    what the index gives them (the statistics shift by up to ~2 % on other rows). So it runs when:
     - the rows not in a full-text index pass ``unindexed_rows`` (a search's extra scan stays small),
       or ``unindexed_share`` of the table (a small table's index is cheap to rebuild), or
     - the table has ``fragments`` small data fragments or more (every commit adds one and reads slow

@@ -72,7 +72,8 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
         except IndexingError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
-            raise IndexingError(f"could not {action} table {table!r} in {db_uri}: {' '.join(str(exc).split())}") from exc
+            detail = " ".join(str(exc).split())
+            raise IndexingError(f"could not {action} table {table!r} in {db_uri}: {detail}") from exc
 
     return wrapped()
 
@@ -125,6 +126,12 @@ class TableWriter:
 
     def count(self) -> int:
         return int(self._tbl.count_rows()) if self._tbl is not None else 0
+
+    @property
+    def stored_model(self) -> str | None:
+        """The model the table's vectors were made with (None: no table, or no vector column yet).
+        The indexer chooses its embedder from it (indexer/run.py), so it needs no reader of its own."""
+        return self.vector_info()[0]
 
     def vector_info(self) -> tuple[str | None, int | None]:
         """(model, dimension) of the table's vector column, or (None, None) without one."""
@@ -199,7 +206,7 @@ class TableWriter:
             return {}
         with _guard("read", self.db_uri, self.name):
             data = self._tbl.search().where(f"{VECTOR} IS NOT NULL").select([HASH, VECTOR]).limit(None).to_arrow()
-        return dict(zip(data.column(HASH).to_pylist(), data.column(VECTOR).to_pylist()))
+        return dict(zip(data.column(HASH).to_pylist(), data.column(VECTOR).to_pylist(), strict=True))
 
     def unindexed(self) -> int:
         """Rows that some full-text index, or the vector index, of the table does not cover yet
@@ -244,53 +251,54 @@ class TableWriter:
             model, dimension: with ``model``, rows carry a ``vector`` (None where there is none yet)
                 and the column records the model; a new model or size replaces the column.
         """
-        import pyarrow as pa
-
         created = self._tbl is None
         if created and is_local(self.db_uri):
             return self._write_first(rows, model, dimension)
         if created:
             with _guard("create", self.db_uri, self.name):
                 self._tbl = _create_indexed(self._db, self.db_uri, self.name)
-        existing = self.existing(paths)
-        before = {r[ID]: r for r in existing}
+        stored_model, stored_dim = self.vector_info()
+        vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
+        added, updated, deleted, touched = self._changes(rows, paths)
+        if not (added or updated or deleted or touched or vectors_changed):
+            return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
+        with _guard("write", self.db_uri, self.name):
+            if vectors_changed:
+                self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
+            self._merge(rows, paths, every_row=vectors_changed)
+        optimized = self.optimize()
+        return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True, optimized=optimized)
+
+    def _changes(self, rows: Sequence[dict[str, Any]], paths: set[str] | None) -> tuple[int, int, int, bool]:
+        """(rows added, updated, deleted, whether some file's state changed) against the rows the
+        table holds for ``paths``."""
+        before = {r[ID]: r for r in self.existing(paths)}
         wanted = {row[ID]: row for row in rows}
         if len(wanted) != len(rows):
             raise IndexingError("two chunks share one id; this is a bug in the chunk numbering")
-        stored_model, stored_dim = self.vector_info()
-        vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
         added = sum(1 for key in wanted if key not in before)
         updated = sum(1 for key, row in wanted.items() if key in before and before[key][HASH] != row[HASH])
         deleted = sum(1 for key in before if key not in wanted)
         touched = any(
             key in before and any(before[key].get(c) != row.get(c) for c in FILE_STATE) for key, row in wanted.items()
         )
-        if not (added or updated or deleted or touched or vectors_changed):
-            return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
-        with _guard("write", self.db_uri, self.name):
-            if vectors_changed:
-                self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
-            self._add_columns_for(rows)
-            schema = self._tbl.schema
-            has_vectors = VECTOR in schema.names
-            data = pa.Table.from_pylist([complete(row, schema) for row in rows], schema=schema)
-            if vectors_changed:
-                condition = "true"
-            else:
-                # (Lance's SQL has no IS DISTINCT FROM; the source's file state is never null.)
-                changed = [f"target.{HASH} != source.{HASH}", f"target.{FILE_MTIME} IS NULL",
-                           f"target.{FILE_MTIME} != source.{FILE_MTIME}", f"target.{FILE_SIZE} != source.{FILE_SIZE}"]
-                if has_vectors:
-                    changed.append(f"(target.{VECTOR} IS NULL AND source.{VECTOR} IS NOT NULL)")
-                condition = " OR ".join(changed)
-            merge = self._tbl.merge_insert(ID).when_matched_update_all(where=condition).when_not_matched_insert_all()
-            if paths is None:
-                merge = merge.when_not_matched_by_source_delete()
-            elif paths:
-                merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
-            merge.execute(data, on_bad_vectors="null")
-        optimized = self.optimize()
-        return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True, optimized=optimized)
+        return added, updated, deleted, touched
+
+    def _merge(self, rows: Sequence[dict[str, Any]], paths: set[str] | None, *, every_row: bool) -> None:
+        """One ``merge_insert`` commit: new rows inserted, changed ones (``every_row``: all, for a new
+        vector column) updated, rows of ``paths`` (None: of the table) no longer given deleted."""
+        import pyarrow as pa
+
+        self._add_columns_for(rows)
+        schema = self._tbl.schema
+        data = pa.Table.from_pylist([complete(row, schema) for row in rows], schema=schema)
+        condition = "true" if every_row else _changed(VECTOR in schema.names)
+        merge = self._tbl.merge_insert(ID).when_matched_update_all(where=condition).when_not_matched_insert_all()
+        if paths is None:
+            merge = merge.when_not_matched_by_source_delete()
+        elif paths:
+            merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
+        merge.execute(data, on_bad_vectors="null")
 
     def _write_first(self, rows: Sequence[dict[str, Any]], model: str | None, dimension: int | None) -> WriteResult:
         """A new table in a local folder is built whole (rows, columns, full-text index) in a hidden
@@ -375,3 +383,13 @@ def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
     (a reader may see it empty and without its index for that moment; it falls back to a scan).
     Local folders build the whole table aside instead (``TableWriter._write_first``)."""
     return _empty_indexed(db, table)
+
+
+def _changed(has_vectors: bool) -> str:
+    """The merge condition for a row to be rewritten: its text or its file's state changed, or it
+    gains a vector. (Lance's SQL has no IS DISTINCT FROM; the source's file state is never null.)"""
+    changed = [f"target.{HASH} != source.{HASH}", f"target.{FILE_MTIME} IS NULL",
+               f"target.{FILE_MTIME} != source.{FILE_MTIME}", f"target.{FILE_SIZE} != source.{FILE_SIZE}"]
+    if has_vectors:
+        changed.append(f"(target.{VECTOR} IS NULL AND source.{VECTOR} IS NOT NULL)")
+    return " OR ".join(changed)

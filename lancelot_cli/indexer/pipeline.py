@@ -1,0 +1,336 @@
+"""One `lancelot index` run: the `IndexJob` that says everything about it, and the steps, each of
+which takes the job whole.
+
+The order of the steps is what keeps a table safe (the contract is `index_folder`'s docstring in
+indexer/__init__.py): the writer lock is taken and the table opened; the embedder is chosen from
+the model the table's vectors were made with, which the writer reports; the folder is walked
+and every new or changed file read, before anything is written; then the text goes in one
+commit, with Ctrl-C and SIGTERM held until it ends (indexer/signals.py); then the missing
+vectors, committed in steps (indexer/embedding.py).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable, Iterable
+from contextlib import closing
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lancelot_cli.errors import IndexingError
+from lancelot_cli.indexer.chunking import CHUNK_CHARS
+from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, Filled, fill_vectors, text_only
+from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
+from lancelot_cli.indexer.reading import MissingModule, read_all
+from lancelot_cli.indexer.report import IndexReport
+from lancelot_cli.indexer.rows import rows_for
+from lancelot_cli.indexer.scanning import HTML, Scan, nothing_to_index, scan
+from lancelot_cli.indexer.signals import (
+    Interrupted,
+    Terminated,
+    deferred_signals,
+    owns_signals,
+    signal_name,
+    sigterm_raises,
+)
+from lancelot_cli.indexer.sources import MAX_FILE_BYTES, NothingToIndex, SourceError, nothing_readable
+from lancelot_cli.storage.schema import HASH, VECTOR, is_local, local_path
+
+if TYPE_CHECKING:
+    from lancelot_cli.storage.writer import TableWriter
+
+# The index options a table has when none were saved with it.
+DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
+
+Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
+OnEmbed = Callable[[int, int, str], None]  # (chunks embedded, chunks to embed, the model embedding them)
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to index, besides where: the `lancelot index` flags, as the command was given them."""
+
+    embed: bool | None = None  # None: with a local model when one is on this machine (indexer/run.py)
+    chunk_size: int = CHUNK_CHARS
+    rebuild: bool = False
+    extensions: tuple[str, ...] = ()  # as typed: "py", ".TS", "py,ts" (normalise_extensions)
+    max_file_size: int = MAX_FILE_BYTES
+    exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
+    site_detection: bool | None = None  # None: as saved with the table (on for a new one)
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    """Everything one run needs, made once (indexer/run.py for the commands, `folder_job` for
+    `index_folder`) and passed whole through the steps."""
+
+    source: Path  # the folder of documents
+    database: str  # a local folder or an object-store URI
+    table: str = "documents"
+    options: Options = Options()
+    # Asked once the writer has opened the table, with the model its vectors were made with.
+    embedder: ChooseEmbedding = text_only
+    storage_options: dict[str, str] | None = None  # object-store credentials and settings
+    workers: int | None = None  # processes reading HTML pages (None: one per core)
+    progress: Progress | None = None
+    on_embed: OnEmbed | None = None
+
+
+def folder_job(source: Path | str, database: str, table: str = "documents", *, chunk_size: int = CHUNK_CHARS,
+               workers: int | None = None, progress: Progress | None = None, embed: Embed | None = None,
+               model: str | None = None, on_embed: Callable[[int, int], None] | None = None, rebuild: bool = False,
+               extensions: Iterable[str] = (), max_file_size: int = MAX_FILE_BYTES,
+               storage_options: dict[str, str] | None = None, exclude: Iterable[str] | None = None,
+               site_detection: bool | None = None) -> IndexJob:
+    """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all."""
+    chosen = Embedding(embed, model)
+    options = Options(embed=embed is not None, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(extensions),
+                      max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
+                      site_detection=site_detection)
+    return IndexJob(Path(source), database, table, options, embedder=lambda _stored_model: chosen,
+                    storage_options=storage_options, workers=workers, progress=progress,
+                    on_embed=(lambda done, total, _model: on_embed(done, total)) if on_embed else None)
+
+
+def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
+    """"py, .TS" style lists -> {".py", ".ts"}; several values or comma-separated ones."""
+    found = set()
+    for value in extensions:
+        for part in str(value).split(","):
+            part = part.strip().lower()
+            if part:
+                found.add(part if part.startswith(".") else f".{part}")
+    return frozenset(found)
+
+
+def local_database(database: str) -> str:
+    """A local database as a plain path with ``~`` expanded (the writer lock's file sits in it); an
+    object-store URI as it is."""
+    return str(Path(local_path(database)).expanduser()) if is_local(database) else database
+
+
+# -- the steps ------------------------------------------------------------------------------------
+
+
+def index_job(job: IndexJob) -> IndexReport:
+    """Make the job's table match the documents of its folder (what that means: `index_folder`)."""
+    owns = owns_signals()
+    with sigterm_raises(owns):
+        return _run(checked(job), owns)
+
+
+def checked(job: IndexJob) -> IndexJob:
+    """The job with its folder and database checked (the error says what to give instead)."""
+    root = job.source.expanduser()
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        raise IndexingError(f"source folder {root} {what}; give the folder of documents to index")
+    database = local_database(job.database)
+    if is_local(database) and Path(database).exists() and not Path(database).is_dir():
+        raise IndexingError(f"database path {database} is a file; give a folder (it is created if missing)")
+    return replace(job, source=root, database=database)
+
+
+def _run(job: IndexJob, owns: bool) -> IndexReport:
+    """The steps in their order, holding the writer lock (a second run on the table refuses)."""
+    from lancelot_cli.storage.lock import writer_lock
+    from lancelot_cli.storage.writer import TableWriter
+
+    started = time.perf_counter()
+    report = IndexReport(source=str(job.source), database=job.database, table=job.table)
+    # A missing local model or API key fails the run as the embedder is chosen, before any file is
+    # read. A local database that is not there yet has no table, so no stored model: there it is
+    # chosen before the lock makes the folder, which a failed run must not leave behind
+    # (tests/test_local_embeddings.py, the index-embed-without-key case of tests/test_cli.py).
+    fresh = is_local(job.database) and not Path(job.database).exists()
+    embedding = job.embedder(None) if fresh else None
+    try:
+        with writer_lock(job.database, job.table):
+            writer = TableWriter(job.database, job.table, job.storage_options)
+            report.indexes_built = list(writer.indexes_built)
+            if embedding is None:
+                embedding = job.embedder(writer.stored_model)
+            report.vectors_hint = embedding.hint
+            plan = plan_run(job, writer, report)
+            rows, read = read_changed(job, plan, report)
+            if not rows and not writer.exists:
+                raise NothingToIndex(nothing_readable(job.source, report.skipped))
+            report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
+            cap_front_matter(writer, rows, job.options.rebuild, report)
+            column = attach_vectors(writer, rows, embedding, report)
+            commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
+            report.text_seconds = time.perf_counter() - started
+            if embedding.embed is not None and embedding.model:
+                embed_missing(job, writer, embedding.embed, embedding.model, report, owns)
+    finally:  # an Interrupted carries the report, with the time it took too
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run reads and replaces, decided from the walk and the table before any file is read."""
+
+    found: Scan  # the walk: the documents, what it left out, each one's (size, mtime_ns)
+    todo: list[str]  # documents to read: new, or changed since the table recorded them (all with --rebuild)
+    deleted: set[str]  # documents the table has and the folder no longer does
+    saved: dict[str, Any]  # the options saved with the table ({} if none)
+    chosen: dict[str, Any]  # this run's options, in the form they are saved in
+
+
+def plan_run(job: IndexJob, writer: TableWriter, report: IndexReport) -> Plan:
+    """Walk the folder and compare each document's size and mtime with what the table recorded."""
+    full = job.options.rebuild
+    state = {} if full else writer.file_state()
+    saved = writer.index_options()
+    chosen = _chosen_options(job.options, saved)
+    found = scan(job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]),
+                 chosen["siteDetection"])
+    report.site = found.site_note()
+    if not found.paths and not writer.exists:  # a first run that would make an empty table: say why
+        raise NothingToIndex(nothing_to_index(job.source, found))
+    stats = found.stats  # (size, mtime_ns) of each path, taken during the walk
+    todo = [rel for rel in found.paths
+            if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
+    return Plan(found, todo, {rel for rel in state if rel not in stats}, saved, chosen)
+
+
+def _chosen_options(options: Options, saved: dict[str, Any]) -> dict[str, Any]:
+    """``--exclude`` and site detection for this run: as given, else as saved with the table."""
+    if options.exclude is None:
+        patterns = tuple(saved.get("exclude", ()))
+    else:
+        patterns = tuple(pattern for pattern in options.exclude if pattern.strip())  # --exclude '' clears
+    detect = bool(saved.get("siteDetection", True)) if options.site_detection is None else options.site_detection
+    return {"exclude": list(patterns), "siteDetection": detect}
+
+
+def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, set[str]]:
+    """The rows of the documents in ``plan.todo``, and the documents read. A file that cannot be
+    read or parsed goes to ``report.skipped`` and keeps its rows; a missing Python module fails the
+    run (every file of that kind would be skipped)."""
+    rows: Rows = []
+    read: set[str] = set()
+    html = any(Path(rel).suffix.lower() in HTML for rel in plan.todo)
+    suffix = _title_suffix(job.source, plan.found.paths) if html else None
+    with closing(read_all(job.source, plan.todo, job.workers, job.options.max_file_size)) as results:
+        for done, (rel, result) in enumerate(results, start=1):
+            if isinstance(result, MissingModule):
+                raise IndexingError(str(result))
+            if isinstance(result, SourceError):
+                report.skipped.append((rel, str(result)))
+            else:
+                read.add(rel)
+                if suffix and result.kind == "html":
+                    result = replace(result, title=strip_suffix(result.title, suffix))
+                rows.extend(rows_for(result, job.options.chunk_size, plan.found.stats[rel]))
+                report.notes.extend((rel, note) for note in result.notes)
+            if job.progress:
+                job.progress(rel, done, len(plan.todo))
+    report.read = len(plan.todo) - len(report.skipped)
+    report.files = len(plan.found.paths) - len(report.skipped)
+    return rows, read
+
+
+def _title_suffix(root: Path, paths: list[str]) -> str | None:
+    """The title suffix nearly every HTML page of the folder repeats ("— Django 4.2 documentation"),
+    from all pages, not only the ones read this run, so that titles stay the same between runs."""
+    return common_suffix(quick_title(str(root / rel)) for rel in paths if Path(rel).suffix.lower() in HTML)
+
+
+def cap_front_matter(writer: TableWriter, rows: Rows, full: bool, report: IndexReport) -> None:
+    """Keep the table within ``MAX_META_COLUMNS`` front-matter columns (notes name the keys dropped);
+    a full run (``--rebuild``) also drops the columns no file carries any more."""
+    from lancelot_cli.indexer.meta_columns import cap, meta_keys
+
+    report.notes.extend(cap(rows, set() if full else writer.front_matter_columns()))
+    if full and writer.exists:
+        writer.drop_front_matter_columns({key for row in rows for key in meta_keys(row)})
+
+
+def attach_vectors(writer: TableWriter, rows: Rows, embedding: Embedding, report: IndexReport
+                   ) -> tuple[str, int] | None:
+    """Give the rows the vectors their unchanged text already has, in place. With an embedder, the
+    rest are embedded after the commit (``embed_missing``), so the table is searchable meanwhile;
+    without one, new chunks have none until ``--embed``. Returns the (model, dimension) the vector
+    column keeps for the commit, or None (no vectors, or a new model: its first batch says)."""
+    stored_model, stored_dimension = writer.vector_info()
+    model = embedding.model if embedding.embed is not None else None
+    kept = model or stored_model  # the model whose vectors the rows keep
+    if not kept:
+        return None
+    reuse = writer.reusable_vectors(kept)  # (none if the column holds another model's vectors)
+    for row in rows:
+        row[VECTOR] = reuse.get(row[HASH])
+    if not model:
+        report.without_vectors = sum(1 for row in rows if row[VECTOR] is None)
+        return None
+    report.model = model
+    return (model, stored_dimension) if stored_model == model and stored_dimension else None
+
+
+@dataclass(frozen=True)
+class Text:
+    """What the text commit writes. ``column`` is the (model, dimension) of the vector column the
+    commit keeps: None when there are no vectors, or when the model is new (then the first batch
+    embedded makes its column, in ``embed_missing``)."""
+
+    rows: Rows
+    replaced: set[str]  # the documents read and the ones deleted: their previous rows go
+    column: tuple[str, int] | None
+
+
+def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, report: IndexReport, owns: bool) -> None:
+    """The table changes here: the rows in one commit, then the run's options. A Ctrl-C or SIGTERM
+    meanwhile waits for the commit (a second or so) and then ends the run as ``Interrupted``, with
+    the report, so that what the message says matches what the table holds."""
+    with deferred_signals(redeliver=not owns) as stopped:
+        if job.options.rebuild or text.replaced or not writer.exists:
+            model, dimension = text.column or (None, None)
+            written = writer.write(text.rows, paths=None if job.options.rebuild else text.replaced, model=model,
+                                   dimension=dimension)
+            report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
+            report.version, report.committed, report.optimized = written.version, written.committed, written.optimized
+        else:
+            report.version = writer.version
+        if plan.chosen != (plan.saved or DEFAULT_OPTIONS) and writer.save_index_options(plan.chosen):
+            report.version = writer.version
+        if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
+            report.version, report.optimized = writer.version, True
+        report.chunks = writer.count()
+    if stopped.signum is not None:  # a watch still prints the batch's line from the report
+        what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
+        raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum,
+                          report)
+
+
+def embed_missing(job: IndexJob, writer: TableWriter, embed: Embed, model: str, report: IndexReport,
+                  owns: bool) -> None:
+    """Vectors for the rows that have none, committed in steps after the text. A Ctrl-C or
+    SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
+    filled = Filled()
+    on_embed = job.on_embed
+    progress = (lambda done, total: on_embed(done, total, model)) if on_embed else None
+
+    def commit(write: Callable[[], Any]) -> Any:
+        with deferred_signals(redeliver=not owns):  # the step's commit finishes, then the signal lands
+            return write()
+
+    try:
+        fill_vectors(writer, embed, model, commit, progress, filled)
+    except KeyboardInterrupt as exc:
+        report.embedded, report.truncated = filled.embedded, filled.truncated
+        report.version, report.chunks = writer.version, writer.count()
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        raise Interrupted(f"{signal_name(signum)} while embedding: the table is searchable by text and "
+                          f"{filled.embedded:,} of {filled.total:,} new chunks have vectors; run the same "
+                          f"`lancelot index` again to embed the rest", signum, report) from None
+    report.embedded, report.truncated = filled.embedded, filled.truncated
+    if filled.embedded:
+        report.committed = True
+        if writer.optimize():  # the vector index, once there are enough vectors (storage.policy)
+            report.optimized = True
+        report.version = writer.version

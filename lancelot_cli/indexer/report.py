@@ -1,0 +1,49 @@
+"""What one `lancelot index` run did: `IndexReport`, and its JSON form (the summary `--json` prints)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class IndexReport:
+    """What one run did."""
+
+    source: str
+    database: str
+    table: str
+    files: int = 0  # documents of the folder now in the table
+    read: int = 0  # of them, read this run (new or changed)
+    chunks: int = 0  # rows of the table after the run
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    version: int = 0
+    committed: bool = False
+    seconds: float = 0.0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    model: str | None = None
+    embedded: int = 0
+    truncated: int = 0
+    without_vectors: int = 0
+    notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
+    site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
+    indexes_built: list[str] = field(default_factory=list)  # full-text indexes an earlier version's table got anew
+    text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
+    vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
+    optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source, "database": self.database, "table": self.table, "files": self.files,
+            "read": self.read,
+            "chunks": self.chunks, "added": self.added, "updated": self.updated, "deleted": self.deleted,
+            "version": self.version, "committed": self.committed, "seconds": round(self.seconds, 3),
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "embeddingModel": self.model, "embedded": self.embedded, "truncatedForEmbedding": self.truncated,
+            "withoutVectors": self.without_vectors,
+            "notes": [{"path": p, "note": n} for p, n in self.notes],
+            "site": self.site, "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
+            "vectorsHint": self.vectors_hint, "fullTextIndexesBuilt": list(self.indexes_built),
+        }

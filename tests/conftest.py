@@ -42,7 +42,7 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     # the int8 copies of local models (local_embed.quantized) go to a cache of the session's own
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.delenv("LANCELOT_LOCAL_INT8", raising=False)
-    monkeypatch.setenv("LANCELOT_WARM", "0")  # no test starts a background server unless it asks (tests/test_background.py)
+    monkeypatch.setenv("LANCELOT_WARM", "0")  # no background server unless a test asks (tests/test_background.py)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("COLUMNS", "120")
     return config

@@ -10,6 +10,7 @@ server answered never imported lancedb.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -124,10 +125,8 @@ class Setup:
 
     def close(self) -> None:
         for pid in self.pids():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -485,8 +484,14 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sample_db: Path) -> None:
     from lancelot_cli.engine import Engine
-    from lancelot_cli.wire import (context_from_wire, document_from_wire, search_from_wire, status_from_wire,
-                                   to_json, to_wire)
+    from lancelot_cli.wire import (
+        context_from_wire,
+        document_from_wire,
+        search_from_wire,
+        status_from_wire,
+        to_json,
+        to_wire,
+    )
 
     settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db)})
     engine = Engine(settings)

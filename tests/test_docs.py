@@ -37,8 +37,8 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 README_LIMIT = 12_000  # bytes: the manual is docs/; the README says what Lancelot is and how to start
 FIRST_COMMANDS = [
-    "pip install . && lancelot index examples/sample-docs ./sample-db"
-    ' && lancelot search "refund policy" --db ./sample-db',
+    ("pip install . && lancelot index examples/sample-docs ./sample-db"
+     ' && lancelot search "refund policy" --db ./sample-db'),
     'pip install ".[test]" && python -m pytest',  # .ci/run runs this test command
 ]
 SHELL_BLOCKS = {"", "bash", "sh", "shell", "zsh"}

@@ -112,7 +112,8 @@ print(json.dumps({"deferred": lancedb_import.deferred, "api": "lance_namespace_u
 def test_an_unverified_lancedb_is_imported_the_normal_way_and_searches_the_same(sample_db: Path) -> None:
     """What a lancedb newer than the checked layout, or older than the floor, gets: no deferral, same answer."""
     runs = {}
-    for label, code in (("unverified", UNVERIFIED), ("verified", UNVERIFIED.replace('lancedb_import.VERIFIED["lancedb"] = (99, 0, 0)', ""))):
+    verified = UNVERIFIED.replace('lancedb_import.VERIFIED["lancedb"] = (99, 0, 0)', "")
+    for label, code in (("unverified", UNVERIFIED), ("verified", verified)):
         proc = subprocess.run([sys.executable, "-c", code, str(sample_db)], env=subprocess_env(), capture_output=True,
                               text=True, timeout=120, check=False)
         assert proc.returncode == 0, proc.stderr[-2000:]

@@ -20,6 +20,7 @@ that need them, so `lancelot --help` and shell completion stay fast. Two more th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Annotated, Any
@@ -293,10 +294,8 @@ def _exit_now(code: Any) -> None:
 
 def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
-            pass
 
 
-__all__ = ["app", "main", "run", "__version__"]
+__all__ = ["__version__", "app", "main", "run"]

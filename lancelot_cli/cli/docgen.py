@@ -134,8 +134,8 @@ def tools_table(sample: Sample) -> str:
         required = set(schema.get("required", []))
         params = ", ".join(f"**`{p}`**" if p in required else f"`{p}`" for p in schema.get("properties", {})) or "none"
         rows.append(f"| `{tool['name']}` | {_cell(tool.get('title', ''))} | {params} | {_annotations(tool)} |")
-    rows += ["", f"The `tools/list` reply, as `lancelot serve` sends it over stdio (one JSON-RPC line): "
-                 f"{sample.tools_list_size:,} characters."]
+    rows += ["", (f"The `tools/list` reply, as `lancelot serve` sends it over stdio (one JSON-RPC line): "
+                  f"{sample.tools_list_size:,} characters.")]
     return "\n".join(rows)
 
 

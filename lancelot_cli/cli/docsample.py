@@ -164,7 +164,7 @@ def environment(removed: tuple[str, ...], **values: str) -> dict[str, str | None
     ``removed``), then ``values``."""
     from lancelot_cli.settings import ENVIRONMENT
 
-    env: dict[str, str | None] = {name: None for name in (*ENVIRONMENT, *_DISPLAY, *removed)}
+    env: dict[str, str | None] = dict.fromkeys((*ENVIRONMENT, *_DISPLAY, *removed))
     env.update(values)
     return env
 

@@ -114,18 +114,18 @@ def _columns(cells: list[list[str]], help_texts: list[tuple[str, str]], styles: 
     lead = sum(w + gap for w in widths if w)
     room = inner - lead
     rows: list[list[tuple[str, str]]] = []
-    for cell, (text, extra) in zip(cells, help_texts):
+    for cell, (text, extra) in zip(cells, help_texts, strict=True):
         prefix: list[tuple[str, str]] = []
-        for value, size, style in zip(cell, widths, styles):
+        for value, size, style in zip(cell, widths, styles, strict=False):  # a row may have fewer cells
             if size:
                 prefix.append((value.ljust(size + gap), style))
         if room >= MIN_HELP_COLUMN:
             wrapped = _help_lines(text, extra, room)
             rows.append(prefix + wrapped[0])
-            rows.extend([[(" " * lead, "")] + line for line in wrapped[1:]])
+            rows.extend([[(" " * lead, ""), *line] for line in wrapped[1:]])
         else:  # narrow: the help under the name, indented
             rows.append(prefix)
-            rows.extend([[("    ", "")] + line for line in _help_lines(text, extra, inner - 4)])
+            rows.extend([[("    ", ""), *line] for line in _help_lines(text, extra, inner - 4)])
     return rows
 
 

@@ -1,4 +1,5 @@
-"""`status`, `search`, `query`, `show`, `version`: the engine's models, drawn for a person (`render`) or as JSON (`wire`).
+"""`status`, `search`, `query`, `show`, `version`: the engine's models, drawn for a person (`render`) or as
+JSON (`wire`).
 
 `render` (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither. The
 read commands (not `version`) are answered by the background server when one runs (`_answer`,

@@ -53,7 +53,7 @@ def parse(html: str) -> tuple[str, Any, bool]:
     try:
         parser = lxml_html.HTMLParser()
         tree = lxml_html.fromstring(html, parser=parser)
-    except Exception:  # lxml rejects some broken pages outright; trafilatura may still cope
+    except Exception:  # noqa: BLE001 - lxml rejects some broken pages outright; trafilatura may still cope
         return html, None, False
     return html, tree, any("Excessive depth" in error.message for error in parser.error_log)
 
@@ -108,7 +108,7 @@ def clean_markdown(text: str, headings: set[str] | None = None) -> str:
         cleaned = _outside_code(line)
         atx = _ATX.match(cleaned)
         # "\# comment" was escaped as text: unescaped, it must not become a heading either.
-        if atx and (not _ATX.match(line) or headings is not None and _heading_key(atx.group(1)) not in headings):
+        if atx and (not _ATX.match(line) or (headings is not None and _heading_key(atx.group(1)) not in headings)):
             cleaned = f"    {cleaned.lstrip()}"
         out.append(cleaned)
     return "\n".join(out)
@@ -210,7 +210,7 @@ def release_memory() -> None:
 
         try:
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _libc.malloc_trim  # glibc only
+            _ = _libc.malloc_trim  # glibc only: the attribute lookup fails elsewhere
         except (OSError, AttributeError):
             _libc = False
     if _libc:

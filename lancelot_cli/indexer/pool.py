@@ -17,6 +17,7 @@ for good (issue 12, issue 16 #4). Here each worker has one pipe to the parent an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -69,7 +70,7 @@ def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Calla
                 worker = next(w for w in pool if w.conn is conn)
                 try:
                     index, ok, value = conn.recv()
-                except Exception:  # EOF or a torn message: the worker died
+                except Exception:  # noqa: BLE001 - EOF or a torn message: the worker died
                     code = worker.kill()
                     # It read its jobs in order: the first one killed it, the others go back in line.
                     first, *others = worker.pending
@@ -117,10 +118,8 @@ def _stop(pool: list[_Worker], graceful: bool) -> None:
     """End every worker: politely after a complete run, by SIGKILL otherwise; reap them all."""
     for worker in pool:
         if graceful:
-            try:
+            with contextlib.suppress(OSError):
                 worker.conn.send(None)
-            except OSError:
-                pass
         else:
             worker.process.kill()
     deadline = time.monotonic() + 1.0
@@ -146,13 +145,13 @@ def _serve(conn: Any, parent: int, func: Callable[[Any], Any]) -> None:
         index, job = message
         try:
             reply = (index, True, func(job))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the job's failure goes back to the parent, which reports it
             reply = (index, False, exc)
         try:
             conn.send(reply)
         except (EOFError, OSError):
             return
-        except Exception as exc:  # an unpicklable result or exception
+        except Exception as exc:  # noqa: BLE001 - an unpicklable result or exception
             conn.send((index, False, RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
@@ -162,8 +161,8 @@ def _die_with(parent: int) -> None:
         try:
             import ctypes
 
-            PR_SET_PDEATHSIG = 1
-            if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+            pr_set_pdeathsig = 1  # <linux/prctl.h>
+            if ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0:
                 if os.getppid() != parent:  # the parent died before prctl took effect
                     os._exit(1)
                 return

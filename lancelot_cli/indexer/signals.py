@@ -49,7 +49,7 @@ def sigterm_raises(owns: bool) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+        raise Terminated
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:

@@ -30,7 +30,9 @@ from lancelot_cli.mdtext import next_fence
 _HEADING_ATTRS = re.compile(r"^( {0,3}#{1,6}[ \t]+.*?)[ \t]*\{:?[ \t]*[#.][^{}\n]*\}[ \t]*$")
 _PARENTS = re.compile(r"^(?:\.\.?/)+")
 _ATTR_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*$")
-_INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{\*[ \t]*(\S+).*\*\}|;?-{2}8<-{2}[ \t]*[\"']?([^\"'\s]*).*|\{!>?[ \t]*(\S+?)[ \t]*!\})[ \t]*$")
+_INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{\*[ \t]*(\S+).*\*\}"  # {* path ... *}
+                           r"|;?-{2}8<-{2}[ \t]*[\"']?([^\"'\s]*).*"  # --8<-- "path"
+                           r"|\{!>?[ \t]*(\S+?)[ \t]*!\})[ \t]*$")  # {! path !}
 _ADMONITION = re.compile(r"^( *)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+\"([^\"]*)\")?[ \t]*$")
 _BLOCK_OPEN = re.compile(r"^[ \t]*/{3,}[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _BLOCK_CLOSE = re.compile(r"^[ \t]*(?:/{3,}|:{3,})[ \t]*$")
@@ -48,8 +50,8 @@ _HTML_ELEMENTS = (
     "ins kbd label li main mark nav noscript ol p picture pre q s samp section small source span strike strong "
     "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr"
 )
-_TAG = re.compile(r"(?<![\w.])</?(?:(?:" + "|".join(_HTML_ELEMENTS.split()) + r")|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)"
-                  r"(?:\s[^<>]*)?/?>")
+_TAG = re.compile(r"(?<![\w.])</?(?:(?:" + "|".join(_HTML_ELEMENTS.split())
+                  + r")|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)(?:\s[^<>]*)?/?>")
 
 
 def clean(text: str) -> str:

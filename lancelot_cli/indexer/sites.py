@@ -28,7 +28,8 @@ _PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
 # Pages a generator writes for navigation or search rather than content (names relative to the site root).
 _SPHINX_GENERATED = re.compile(r"^(search|genindex(-[^/]*)?|[a-z]*-?modindex)\.html$|^_modules/|^_static/|^_images/")
 _MKDOCS_GENERATED = re.compile(r"^(404|search)\.html$|^search/|^assets/")
-_DOCUSAURUS_GENERATED = re.compile(r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)|^blog/(archive|page)/")
+_DOCUSAURUS_GENERATED = re.compile(r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)"
+                                   r"|^blog/(archive|page)/")
 _DOCNAMES = re.compile(r'"?docnames"?\s*:\s*(\[[^\]]*\])')
 _GENERATOR = re.compile(rb"<meta\s+name=[\"']generator[\"']\s+content=[\"']([^\"']+)", re.I)
 
@@ -121,9 +122,9 @@ def site_of(sites: list[Site], folder: str) -> Site | None:
     """The innermost site holding the files of ``folder`` (relative; "" for the top)."""
     best = None
     for site in sites:
-        if site.root == "" or folder == site.root or folder.startswith(f"{site.root}/"):
-            if best is None or len(site.root) > len(best.root):
-                best = site
+        inside = site.root == "" or folder == site.root or folder.startswith(f"{site.root}/")
+        if inside and (best is None or len(site.root) > len(best.root)):
+            best = site
     return best
 
 

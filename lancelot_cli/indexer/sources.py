@@ -145,7 +145,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         kind = "html"
         try:
             title, text, truncated = _html_to_text(text)
-        except Exception as exc:  # a page that breaks the parser is skipped, the run goes on
+        except Exception as exc:  # noqa: BLE001 - a page that breaks the parser is skipped, the run goes on
             raise SourceError(f"cannot parse HTML: {type(exc).__name__}: {exc}") from None
         if truncated:  # never index a page as its title alone without saying so
             if text.strip() in ("", title):

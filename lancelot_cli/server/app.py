@@ -38,11 +38,11 @@ WARM_UP_DELAY = 0.25  # seconds after the transport starts
 def instructions(settings: Settings) -> str:
     """Server instructions: what this server is for and which tables it can read (a cheap listing)."""
     lines = [
-        "Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
-        "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
-        "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
-        "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
-        "lancedb_status when something fails or to see tables and vectors.",
+        ("Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
+         "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
+         "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
+         "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
+         "lancedb_status when something fails or to see tables and vectors."),
     ]
     path = settings.db_uri
     if not path:
@@ -81,7 +81,7 @@ def _warm(server: MCPServer, stopped: threading.Event) -> None:
     try:
         if get_engine is not None:
             get_engine().warm_embeddings()
-    except Exception:  # no database or table yet: the first call says so
+    except Exception:  # noqa: BLE001 - no database or table yet: the first call says so
         pass
 
 

@@ -15,6 +15,7 @@ error that says so instead of the SDK's bare "Invalid request parameters".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -44,7 +45,7 @@ def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
     server = build_server(settings, metrics=Metrics(metrics_log))
     configure_logging(settings)  # after MCPServer(), which installs its own root handler
     log_tuning(tuned)
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's public run() offers no stream hook
+    lowlevel = server._lowlevel_server
     lowlevel.middleware.append(_InitGate())
     try:
         anyio.run(_serve, lowlevel)
@@ -145,7 +146,7 @@ class _Unanswered:
         await self._inner.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: Any) -> Any:
+    async def __aexit__(self, *exc: object) -> Any:
         return await self._inner.__aexit__(*exc)
 
 
@@ -155,10 +156,8 @@ def _error_reply(exc: Exception) -> Any:
     from mcp.shared.message import SessionMessage
 
     errors: list[dict[str, Any]] = []
-    try:
+    with contextlib.suppress(AttributeError, TypeError):
         errors = list(exc.errors())  # type: ignore[attr-defined]  # a pydantic ValidationError
-    except (AttributeError, TypeError):
-        pass
     kinds = {error.get("type") for error in errors}
     if not errors or kinds & {"json_invalid", "recursion_loop"}:
         code = PARSE_ERROR
@@ -193,7 +192,7 @@ def _without_lone_surrogates(exc: Exception) -> Any:
         return None
     try:
         message = types.jsonrpc_message_adapter.validate_python(replace_lone(json.loads(line)), by_name=False)
-    except Exception:  # not JSON for Python either, or not a message: the usual error reply
+    except Exception:  # noqa: BLE001 - not JSON for Python either, or not a message: the usual error reply
         return None
     return SessionMessage(message)
 

@@ -15,6 +15,7 @@ which it then closes unanswered: the client runs the call itself), or on SIGTERM
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -46,7 +47,7 @@ def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Pa
     server = build_server(settings, metrics=Metrics(metrics_log))
     configure_logging(settings)
     log_tuning(tuned)
-    lowlevel = server._lowlevel_server  # noqa: SLF001 - the SDK's public run() offers no stream hook
+    lowlevel = server._lowlevel_server
     lowlevel.middleware.append(_InitGate())
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop)
@@ -80,10 +81,8 @@ def _take_lock(path: str) -> int | None:
 
 
 def _remove_lock(path: str, fd: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(f"{path}.lock")  # still ours: a successor waits for our lock before writing it
-    except OSError:
-        pass
     os.close(fd)
 
 
@@ -94,10 +93,8 @@ async def _listen(lowlevel: Any, path: str, idle_seconds: float) -> None:
     from lancelot_cli.server.stdio import serve_session
 
     code = code_fingerprint()
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)  # stale: only the lock holder serves
-    except FileNotFoundError:
-        pass
     listener = await anyio.create_unix_listener(path, mode=0o600)
     inode = os.stat(path).st_ino
     active, last = 0, time.monotonic()

@@ -33,8 +33,9 @@ Set ``LANCELOT_NO_FAST_IMPORT=1`` to turn it off.
 """
 
 from __future__ import annotations
-
 import __future__
+
+import contextlib
 import importlib.machinery
 import os
 import sys
@@ -224,7 +225,7 @@ class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
         # Submodules the eager __init__ imported become attributes of the package on first use too.
         submodules = {target[len(prefix):].split(".")[0] for target, _ in names.values() if target.startswith(prefix)}
 
-        def __getattr__(attr: str) -> Any:
+        def __getattr__(attr: str) -> Any:  # noqa: N807 - the module __getattr__ of PEP 562
             # __import__ rather than importlib.import_module: `python -X importtime` then still
             # shows each module's own time instead of adding it to whoever touched the name.
             if attr in names:
@@ -237,7 +238,7 @@ class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
             namespace[attr] = value
             return value
 
-        def __dir__() -> list[str]:
+        def __dir__() -> list[str]:  # noqa: N807 - the module __dir__ of PEP 562
             return sorted(set(namespace) | set(names) | submodules)
 
         namespace["__getattr__"] = __getattr__
@@ -272,10 +273,8 @@ def _override_for(module: ModuleType) -> Any:
             return checking(check_signature=check_signature, check_at_runtime=check_at_runtime)
         if str(getattr(method, "__module__", "")).split(".")[0] != "lancedb":
             return check(method, check_signature, check_at_runtime)
-        try:
+        with contextlib.suppress(AttributeError, TypeError):
             method.__override__ = True
-        except (AttributeError, TypeError):
-            pass
         return method
 
     override.__doc__ = checking.__doc__

@@ -30,16 +30,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage.columns import (
-    OWN_COLUMNS, complete, fts_outdated, infer_type, sql_string, table_schema,
-)
 from lancelot_cli.storage import ann
 from lancelot_cli.storage.analyzer import fts_config
+from lancelot_cli.storage.columns import (
+    OWN_COLUMNS,
+    complete,
+    fts_outdated,
+    infer_type,
+    sql_string,
+    table_schema,
+)
 from lancelot_cli.storage.facts import fts_columns, is_fts
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
-    ADDED_LATER, CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, FILE_STATE, FIELD_INDEX_NAMES, FTS_INDEX_NAME, HASH, ID,
-    MODEL_TAG, PATH, TEXT, VECTOR, is_local, local_path,
+    ADDED_LATER,
+    CHUNK,
+    FIELD_INDEX_NAMES,
+    FILE_HASH,
+    FILE_MTIME,
+    FILE_SIZE,
+    FILE_STATE,
+    FTS_INDEX_NAME,
+    HASH,
+    ID,
+    MODEL_TAG,
+    PATH,
+    TEXT,
+    VECTOR,
+    is_local,
+    local_path,
 )
 
 # Field metadata of the ``path`` column that keeps the options a run was given (LanceDB's tag convention).
@@ -144,7 +163,7 @@ class TableWriter:
     def existing(self, paths: set[str] | None = None) -> list[dict[str, Any]]:
         """Every row's id, path, hash and the state of its file (size, mtime, content hash); with
         ``paths``, only the rows of those files (a small re-index reads a few rows, not the table)."""
-        if self._tbl is None or paths is not None and not paths:
+        if self._tbl is None or (paths is not None and not paths):
             return []
         columns = [ID, PATH, HASH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
         search = self._tbl.search()

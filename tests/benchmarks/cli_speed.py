@@ -158,10 +158,8 @@ def stop_background(path: str) -> None:
     """SIGTERM the background server listening on ``path`` (its pid is in the lock file beside it)."""
     import signal
 
-    try:
+    with contextlib.suppress(OSError, ValueError):
         os.kill(int(Path(f"{path}.lock").read_text().strip()), signal.SIGTERM)
-    except (OSError, ValueError):
-        pass
 
 
 def main() -> None:

@@ -130,7 +130,7 @@ def _error(found: dict[str, Any]) -> errors.LancelotError:
     return kind(str(found.get("message", "")), hint=hint if isinstance(hint, str) else None)
 
 
-def _subclasses(kind: type) -> Iterator[type]:
+def _subclasses(kind: type[errors.LancelotError]) -> Iterator[type[errors.LancelotError]]:
     yield kind
     for sub in kind.__subclasses__():
         yield from _subclasses(sub)

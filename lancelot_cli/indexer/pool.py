@@ -69,7 +69,7 @@ def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Calla
             for conn in wait([w.conn for w in pool if w.pending]):
                 worker = next(w for w in pool if w.conn is conn)
                 try:
-                    index, ok, value = conn.recv()
+                    index, ok, value = worker.conn.recv()  # the one `wait` found ready
                 except Exception:  # noqa: BLE001 - EOF or a torn message: the worker died
                     code = worker.kill()
                     # It read its jobs in order: the first one killed it, the others go back in line.

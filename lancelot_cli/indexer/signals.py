@@ -92,7 +92,7 @@ def deferred_signals(redeliver: bool = True) -> Iterator[Deferred]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if got.signum is not None and redeliver:
-            _redeliver(got.signum, previous[got.signum])
+            _redeliver(got.signum, previous[signal.Signals(got.signum)])
 
 
 def _redeliver(signum: int, handler: Any) -> None:

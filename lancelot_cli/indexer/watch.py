@@ -165,7 +165,7 @@ def _stop_on_sigterm(stop: threading.Event) -> None:
 
     def handler(signum: int, frame: Any) -> None:
         stop.set()
-        if callable(previous) and previous not in (signal.SIG_DFL, signal.SIG_IGN):
+        if callable(previous):  # SIG_DFL and SIG_IGN are Handlers members, not callables
             previous(signum, frame)
 
     signal.signal(signal.SIGTERM, handler)

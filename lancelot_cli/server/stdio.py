@@ -111,12 +111,13 @@ class _Unanswered:
 
     def read(self, item: Any) -> None:
         message = getattr(item, "message", None)
-        if getattr(message, "method", None) is None:
+        method = getattr(message, "method", None)
+        if method is None:
             return
         request_id = getattr(message, "id", None)
         if request_id is not None:
             self._ids.add(request_id)
-        elif message.method == "notifications/cancelled":  # the client wants no answer to it
+        elif method == "notifications/cancelled":  # the client wants no answer to it
             params = getattr(message, "params", None)
             self._ids.discard(params.get("requestId") if isinstance(params, dict)
                               else getattr(params, "request_id", None))
@@ -125,8 +126,9 @@ class _Unanswered:
     async def send(self, item: Any) -> None:
         await self._inner.send(item)
         message = getattr(item, "message", None)
-        if getattr(message, "method", None) is None and getattr(message, "id", None) in self._ids:
-            self._ids.discard(message.id)  # a response or an error to one of the client's requests
+        answered = getattr(message, "id", None)
+        if getattr(message, "method", None) is None and answered in self._ids:
+            self._ids.discard(answered)  # a response or an error to one of the client's requests
             self._wake()
 
     async def none_left(self) -> None:

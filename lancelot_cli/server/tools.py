@@ -210,7 +210,7 @@ def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Calla
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum chunks.")] = settings.default_limit,
         pathPrefix: SamePathPrefix = None,
         filters: SameFilters = None,
-    ) -> str:
+    ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
         reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
                                                 table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
         return _json_result(reply) if _whole_reply.get() else reply.context
@@ -226,7 +226,7 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
         after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after id's.")] = 2,
         contextBudget: Budget = settings.context_budget,
         table: Table = settings.table,
-    ) -> str:
+    ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
         reply = _run(lambda: get_engine().document(source, chunk_id=id, before=before, after=after,
                                                    context_budget=contextBudget, table=table))
         return _json_result(reply) if _whole_reply.get() else reply.context

@@ -114,7 +114,7 @@ class _Finder:
         if not _lancedb_verified() or (name != CLIENT and name != "overrides" and CLIENT not in deferred):
             return None  # the sub-packages only follow a deferred (so verified) client package
         spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        if spec is None or spec.origin is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
         if name == "overrides":
             spec.loader = _OverridesLoader(name, spec.origin)
@@ -131,7 +131,7 @@ class _Finder:
         if not _lancedb_verified():
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        if spec is None or spec.origin is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
         plan = _namespace_plan(spec.loader.get_data(spec.origin))
         if plan is None:
@@ -147,7 +147,7 @@ def _plan(package: str, source: bytes) -> tuple[Any, dict[str, tuple[str, str]],
 
     tree = ast.parse(source)
     names: dict[str, tuple[str, str]] = {}
-    kept = []
+    kept: list[ast.stmt] = []
     version = None
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(package + "."):
@@ -179,7 +179,7 @@ def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], Non
     tree = ast.parse(source)
     models = f"{CLIENT}.models"
     names: dict[str, tuple[str, str]] = {}
-    kept = []
+    kept: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == models:
             if any(alias.name == "*" for alias in node.names):
@@ -193,20 +193,20 @@ def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], Non
     if not names:
         return None
     tree.body = kept
-    annotations = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg,
-                         node.args.kwarg]
+    annotations: set[int] = set()
+    for found in ast.walk(tree):
+        if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = [*found.args.posonlyargs, *found.args.args, *found.args.kwonlyargs, found.args.vararg,
+                         found.args.kwarg]
             parts = [a.annotation for a in arguments if a is not None and a.annotation is not None]
-            parts += [node.returns] if node.returns is not None else []
-        elif isinstance(node, ast.AnnAssign):
-            parts = [node.annotation]
+            parts += [found.returns] if found.returns is not None else []
+        elif isinstance(found, ast.AnnAssign):
+            parts = [found.annotation]
         else:
             continue
         annotations.update(id(inner) for part in parts for inner in ast.walk(part))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in names and id(node) not in annotations:
+    for found in ast.walk(tree):
+        if isinstance(found, ast.Name) and found.id in names and id(found) not in annotations:
             return None  # a model used at run time (or rebound): the normal import
     return tree, names, None
 

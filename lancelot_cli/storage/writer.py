@@ -113,7 +113,7 @@ class TableWriter:
         self._tbl: Any = None
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
-            if table in self._db:
+            if table in self._db.table_names():
                 self._tbl = self._db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
                 if missing and set(missing) <= set(ADDED_LATER):

@@ -19,7 +19,6 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlparse
-from urllib.request import url2pathname
 
 DIST = "lancelot-cli"
 
@@ -77,6 +76,8 @@ def _direct_url(distribution: metadata.Distribution) -> dict[str, object] | None
 
 
 def _file_path(url: str) -> Path | None:
+    from urllib.request import url2pathname  # here: urllib.request pulls in http.client and more
+
     parsed = urlparse(url)
     if parsed.scheme != "file":
         return None

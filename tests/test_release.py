@@ -83,7 +83,7 @@ def test_the_pypi_description_starts_with_the_install_and_carries_the_mcp_name(p
 
 def test_the_sdist_carries_the_examples_and_the_tests() -> None:
     manifest = (REPO / "MANIFEST.in").read_text(encoding="utf-8").split()
-    for folder in ("examples", "tests", "docs", "man", "completions", "mcpb"):
+    for folder in ("examples", "tests", "docs", "man", "completions", "mcpb", ".github"):
         assert folder in manifest
     for needed in ("tests/conftest.py", "tests/support/__init__.py", "tests/golden", "examples/sample-docs"):
         assert (REPO / needed).exists()

@@ -3,9 +3,11 @@
 # The database is not baked in: point LANCEDB_PATH at s3://bucket/prefix (or an EFS mount).
 FROM --platform=linux/arm64 public.ecr.aws/lambda/python:3.12
 
-COPY pyproject.toml README.md LICENSE /tmp/src/
+COPY pyproject.toml LICENSE /tmp/src/
+COPY docs/pypi.md /tmp/src/docs/pypi.md
 COPY lancelot_cli /tmp/src/lancelot_cli
-RUN pip install --no-cache-dir --target "${LAMBDA_TASK_ROOT}" /tmp/src && rm -rf /tmp/src
+# The lambda extra: Mangum, which turns API Gateway events into ASGI requests.
+RUN pip install --no-cache-dir --target "${LAMBDA_TASK_ROOT}" "/tmp/src[lambda]" && rm -rf /tmp/src
 
 # Lambda may write only under /tmp: Lancelot keeps its settings there.
 ENV LANCELOT_CONFIG_DIR=/tmp/lancelot

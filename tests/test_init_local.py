@@ -19,6 +19,7 @@ pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx
 from typer.testing import CliRunner
 
 from lancelot_cli import keyfile
+from lancelot_cli.install_hint import install_command
 from lancelot_cli.cli.app import app
 from lancelot_cli.local_embed import DEFAULT_MODEL
 from tests.conftest import SAMPLE_DOCS
@@ -105,7 +106,7 @@ def test_without_the_extra_init_says_how_to_install_and_keeps_the_choice(tmp_pat
     err = capsys.readouterr().err
     assert plan.key_action == "keep"
     assert stored_settings(isolated_env)["EMBEDDING_MODEL"] == DEFAULT_MODEL
-    assert 'not installed here: pip install "lancelot-cli[local]"' in err and "text only" in err
+    assert f"not installed here: {install_command('local')}" in err and "text only" in err
 
 
 @WITH_FASTEMBED

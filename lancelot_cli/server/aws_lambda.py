@@ -22,6 +22,8 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 _handler: Any = None
+# Mangum is the `lambda` extra: nobody but the Lambda image needs it.
+MISSING_MANGUM = "the Lambda handler needs Mangum, which is not installed here: {install}"
 
 
 def _route(base_path: str | None) -> Callable[[MutableMapping[str, Any]], bool]:
@@ -45,7 +47,12 @@ def _route(base_path: str | None) -> Callable[[MutableMapping[str, Any]], bool]:
 
 def build_handler() -> Any:
     """A Mangum handler over the HTTP app, configured from the environment."""
-    from mangum import Mangum
+    try:
+        from mangum import Mangum
+    except ImportError:
+        from lancelot_cli.install_hint import install_command
+
+        raise ImportError(MISSING_MANGUM.format(install=install_command("lambda"))) from None
 
     from lancelot_cli.engine import Engine
     from lancelot_cli.server.http import create_asgi_app

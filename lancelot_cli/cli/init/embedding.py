@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lancelot_cli import local_embed
 from lancelot_cli.cli.init.prompts import say
 from lancelot_cli.errors import ConfigError, EmbeddingError
+from lancelot_cli.install_hint import install_command
 from lancelot_cli.settings import blank
 
 if TYPE_CHECKING:
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 QUESTION = "How should documents be embedded (for vector and hybrid search)?"
 MODEL_QUESTION = "Local model (a fastembed model name, or a folder with model.onnx and its tokenizer):"
 CHECK_TEXT = "lancelot model check"
-NOT_INSTALLED = (f"The local model needs the local extra, which is not installed here: {local_embed.INSTALL}. "
-                 f"The choice is saved; until the extra is installed, search is text only.")
+# ``{install}``: the install command that works for this copy (install_hint)
+NOT_INSTALLED = ("The local model needs the local extra, which is not installed here: {install}. "
+                 "The choice is saved; until the extra is installed, search is text only.")
 
 
 def local_problem(raw: str) -> str | None:
@@ -93,8 +95,13 @@ class EmbeddingQuestions:
         default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX):]
         local_title = f"On this machine with a local model: no key, no server ({default_model})"
         if not installed:
+<<<<<<< HEAD
             local_title += f"; needs {local_embed.INSTALL}, not installed here"
         choices: list[tuple[EmbeddingChoice, str]] = [
+=======
+            local_title += f"; needs {install_command('local')}, not installed here"
+        choice = self.ask.select(QUESTION, [
+>>>>>>> pack
             ("key", "With an OpenAI key (or an OpenAI-compatible server such as Ollama)"),
             ("local", local_title),
             ("none", "Not at all: text search only"),
@@ -122,7 +129,7 @@ class EmbeddingQuestions:
             model = local_embed.identity(raw.strip())
             stored["EMBEDDING_MODEL"] = model
             if not local_embed.available():
-                say(NOT_INSTALLED)
+                say(NOT_INSTALLED.format(install=install_command("local")))
                 return
             if not model[len(local_embed.PREFIX):].startswith("/"):
                 say(f"fastembed downloads {model} once, on the first `lancelot index SRC --embed`; "

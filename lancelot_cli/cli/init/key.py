@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from lancelot_cli.cli.init.prompts import base_url_problem, key_problem, not_blank, say
 from lancelot_cli.errors import ConfigError, EmbeddingError
+from lancelot_cli.install_hint import install_command
 from lancelot_cli.settings import BY_NAME, blank
 
 if TYPE_CHECKING:
@@ -28,9 +29,9 @@ CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
 CHECK_TEXT = "lancelot key check"
 DEFAULT_MODEL: str = BY_NAME["EMBEDDING_MODEL"].default
 OPENAI = "openai"  # typed at the base URL question: back to OpenAI's own endpoint
-# Said when no key is given: vectors can be made on this machine instead (issue 17).
+# Said when no key is given (``{install}``: the install command for this copy, install_hint): vectors can be made on this machine instead (issue 17).
 LOCAL_HINT = ("No key: text search works now. For vector and hybrid search with no key, make the vectors on "
-              "this machine: pip install \"lancelot-cli[local]\", then lancelot index ./docs --embed-model "
+              "this machine: {install}, then lancelot index ./docs --embed-model "
               "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder.")
 
 
@@ -135,7 +136,7 @@ class KeyQuestions:
             key = self._ask_key_value()
             action = "store" if key else "none"
         if action == "none":
-            say(LOCAL_HINT)
+            say(LOCAL_HINT.format(install=install_command("local")))
             return "none", None
         changed = False
         if o.base_url is None and o.embedding_model is None and self.ask.confirm(

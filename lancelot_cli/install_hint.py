@@ -42,16 +42,17 @@ def install_command(extra: str | None = "local", distribution: metadata.Distribu
     if not origin:
         return _index(suffix)
     url = str(origin.get("url") or "")
-    if isinstance(origin.get("vcs_info"), dict):
-        vcs = str(origin["vcs_info"].get("vcs") or "git")
-        commit = origin["vcs_info"].get("commit_id")
+    vcs_info, dir_info = origin.get("vcs_info"), origin.get("dir_info")
+    if isinstance(vcs_info, dict):
+        vcs = str(vcs_info.get("vcs") or "git")
+        commit = vcs_info.get("commit_id")
         ref = f"{vcs}+{url}" + (f"@{commit}" if commit else "")
         return f"pip install {shlex.quote(f'{DIST}{suffix} @ {ref}')}"
     path = _file_path(url)
     if path is None:
         return f"pip install {shlex.quote(f'{DIST}{suffix} @ {url}')}" if url else _index(suffix)
-    if isinstance(origin.get("dir_info"), dict):
-        editable = "-e " if origin["dir_info"].get("editable") else ""
+    if isinstance(dir_info, dict):
+        editable = "-e " if dir_info.get("editable") else ""
         return f"pip install {editable}{shlex.quote(str(path) + suffix)}"
     # an archive (wheel or sdist): its file, while it is still there
     return f"pip install {shlex.quote(str(path) + suffix)}" if path.exists() else _index(suffix)

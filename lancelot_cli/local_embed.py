@@ -44,7 +44,11 @@ MAX_TOKENS = 256
 # the texts embedded with it (which int8's per-run activation scales would otherwise make it do).
 BATCH = 1
 WORKERS = max(1, min(4, os.cpu_count() or 1))
-INSTALL = "pip install \"lancelot-cli[local]\""
+def install() -> str:
+    """The command that adds the local extra to the copy that is running (install_hint.py)."""
+    from lancelot_cli.install_hint import install_command
+
+    return install_command("local")
 
 
 def is_local(model: str | None) -> TypeGuard[str]:
@@ -227,7 +231,7 @@ def _fastembed() -> Any:
     try:
         import fastembed
     except ImportError:
-        raise EmbeddingError(f"local embeddings need the local extra: {INSTALL}") from None
+        raise EmbeddingError(f"local embeddings need the local extra: {install()}") from None
     return fastembed
 
 

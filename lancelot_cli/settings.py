@@ -177,10 +177,10 @@ DEFAULT_TABLE: str = BY_NAME["LANCEDB_TABLE"].default
 
 # Variables read outside the table: the key (credentials), the key file's passphrase (keyfile),
 # the config folder (config_dir), the switch for the deferred lancedb import (storage.lancedb_import),
-# and the organisation/project the openai client sends.
+# the organisation/project the openai client sends, and lancedb's own log filter (storage/__init__.py).
 OTHER_ENVIRONMENT: tuple[str, ...] = (
     "OPENAI_API_KEY", "LANCELOT_KEY_PASSPHRASE", "LANCELOT_CONFIG_DIR", "LANCELOT_NO_FAST_IMPORT",
-    "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+    "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "LANCEDB_LOG",
 )
 # Every variable that changes what Lancelot does: the tests clear these so a developer's shell cannot leak in.
 ENVIRONMENT: tuple[str, ...] = tuple(f.name for f in FIELDS) + OTHER_ENVIRONMENT

@@ -19,8 +19,8 @@ pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx
 from typer.testing import CliRunner
 
 from lancelot_cli import keyfile
-from lancelot_cli.install_hint import install_command
 from lancelot_cli.cli.app import app
+from lancelot_cli.install_hint import install_command
 from lancelot_cli.local_embed import DEFAULT_MODEL
 from tests.conftest import SAMPLE_DOCS
 from tests.support import tiny_onnx

@@ -97,7 +97,7 @@ def test_found_by_name_an_editable_clone(tmp_path: Path) -> None:
     site = tmp_path / "site"
     fake_dist(site, {"url": REPO.as_uri(), "dir_info": {"editable": True}})
     os.symlink(REPO / "lancelot_cli", site / "lancelot_cli")
-    where, hint = _run_hint(site, tmp_path)
+    _, hint = _run_hint(site, tmp_path)
     assert shlex.split(hint) == ["pip", "install", "-e", f"{REPO}[local]"]
 
 

@@ -41,6 +41,7 @@ def test_without_mangum_the_handler_says_what_to_install() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
-    assert lines[0].startswith("ImportError: the Lambda handler needs Mangum, which is not installed here: pip install ")
+    expected = "ImportError: the Lambda handler needs Mangum, which is not installed here: pip install "
+    assert lines[0].startswith(expected)
     assert "[lambda]" in lines[0]
 

@@ -44,6 +44,10 @@ ANNOUNCED = "announced"  # a file in the folder: the first start was said (once 
 # Variables besides the settings that change which key or credentials an engine finds.
 CREDENTIALS = ("AWS_", "AZURE_", "GOOGLE_", "OPENAI_", "HOME", "XDG_CONFIG_HOME", "PYTHON_KEYRING_BACKEND")
 
+# Variables that change no answer: LANCEDB_LOG is set by lancelot_cli.storage itself once it loads
+# (storage/__init__.py), so a command that ran in-process would otherwise name another server.
+UNFELT = frozenset({"LANCEDB_LOG"})
+
 _pending: tuple[Settings, str] | None = None  # a server to start once the output is written
 
 
@@ -178,7 +182,7 @@ def fingerprint(settings: Settings) -> str:
              str(settings.config_dir)]
     parts += [f"{field.name}={getattr(settings, field.attr)!r}" for field in FIELDS]
     parts += sorted(f"{name}={value}" for name, value in os.environ.items()
-                    if name in OTHER_ENVIRONMENT or name.startswith(CREDENTIALS))
+                    if (name in OTHER_ENVIRONMENT or name.startswith(CREDENTIALS)) and name not in UNFELT)
     uri = settings.db_uri or ""
     if "://" not in uri and not os.path.isabs(os.path.expanduser(uri)):
         parts.append(os.getcwd())  # a relative database path (or none) means something only here

@@ -70,7 +70,7 @@ def embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed
         raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
                           "OpenAI-compatible server and any key) or run `lancelot init`; or embed on this "
                           f"machine with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once) or "
-                          f"local:/path/to/model-folder ({local_embed.INSTALL})")
+                          f"local:/path/to/model-folder ({local_embed.install()})")
     client = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT,
                             max_retries=EMBED_RETRIES)
     return client.embed, settings.embedding_model
@@ -88,7 +88,7 @@ def default_embedder(settings: Settings, stored_model: str | None = None) -> tup
     if any(not local_embed.is_local(m) for m in models):
         return ""  # the usual note about chunks without vectors says what to do
     if not local_embed.available():
-        return (f"text search only: no local embedding model here; for hybrid search {local_embed.INSTALL} "
+        return (f"text search only: no local embedding model here; for hybrid search {local_embed.install()} "
                 f"and index with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once)")
     configured = settings.embedding_model if local_embed.is_local(settings.embedding_model) else None
     for model in dict.fromkeys(m for m in (configured, *models, local_embed.DEFAULT_MODEL) if m):

@@ -95,13 +95,8 @@ class EmbeddingQuestions:
         default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX):]
         local_title = f"On this machine with a local model: no key, no server ({default_model})"
         if not installed:
-<<<<<<< HEAD
-            local_title += f"; needs {local_embed.INSTALL}, not installed here"
-        choices: list[tuple[EmbeddingChoice, str]] = [
-=======
             local_title += f"; needs {install_command('local')}, not installed here"
-        choice = self.ask.select(QUESTION, [
->>>>>>> pack
+        choices: list[tuple[EmbeddingChoice, str]] = [
             ("key", "With an OpenAI key (or an OpenAI-compatible server such as Ollama)"),
             ("local", local_title),
             ("none", "Not at all: text search only"),

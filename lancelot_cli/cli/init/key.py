@@ -29,7 +29,8 @@ CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
 CHECK_TEXT = "lancelot key check"
 DEFAULT_MODEL: str = BY_NAME["EMBEDDING_MODEL"].default
 OPENAI = "openai"  # typed at the base URL question: back to OpenAI's own endpoint
-# Said when no key is given (``{install}``: the install command for this copy, install_hint): vectors can be made on this machine instead (issue 17).
+# Said when no key is given (``{install}``: the install command for this copy, install_hint): vectors
+# can be made on this machine instead (docs/design.md#issue-17).
 LOCAL_HINT = ("No key: text search works now. For vector and hybrid search with no key, make the vectors on "
               "this machine: {install}, then lancelot index ./docs --embed-model "
               "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder.")

@@ -101,3 +101,38 @@ async def test_an_agent_reads_the_same_line(damaged_db: Path) -> None:
     assert result.is_error
     _says_damaged(result.content[0].text)
     assert "check the table and column arguments" not in result.content[0].text
+
+
+def test_index_names_the_repair_and_rebuild_makes_the_table_whole(damaged_db: Path) -> None:
+    from lancelot_cli.errors import IndexingError
+    from lancelot_cli.indexer import index_folder
+    from tests.conftest import SAMPLE_DOCS
+
+    with pytest.raises(IndexingError) as caught:
+        index_folder(SAMPLE_DOCS, str(damaged_db))  # "no changes" would leave every search failing
+    _says_damaged(str(caught.value))
+    report = index_folder(SAMPLE_DOCS, str(damaged_db), rebuild=True)
+    assert report.added > 0
+    engine = Engine(load(flags={"LANCEDB_PATH": str(damaged_db)}))
+    [entry] = engine.status().tables
+    assert entry.error is None and entry.rows == report.added
+    assert engine.search("refund policy").hits[0].source == "policies/refunds.md"
+    assert sorted(p.name for p in damaged_db.iterdir() if not p.name.startswith(".lancelot-index-")) \
+        == ["documents.lance"]  # the damaged copy and the staging folder are gone
+
+
+@pytest.mark.slow
+def test_the_cli_rebuild_repairs(damaged_db: Path, tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_DOCS
+
+    env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"))
+    plain = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed"],
+                           capture_output=True, text=True, env=env, timeout=180, check=False)
+    assert plain.returncode == 1 and plain.stderr.count("\n") == 1
+    _says_damaged(plain.stderr)
+    rebuilt = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed",
+                              "--rebuild"], capture_output=True, text=True, env=env, timeout=180, check=False)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    found = subprocess.run([*lancelot_command(), "search", "refund policy", "--db", str(damaged_db)],
+                           capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert found.returncode == 0 and "policies/refunds.md" in found.stdout

@@ -149,7 +149,7 @@ def _run(job: IndexJob, owns: bool) -> IndexReport:
     embedding = job.embedder(None) if fresh else None
     try:
         with writer_lock(job.database, job.table):
-            writer = TableWriter(job.database, job.table, job.storage_options)
+            writer = TableWriter(job.database, job.table, job.storage_options, replace_damaged=job.options.rebuild)
             report.indexes_built = list(writer.indexes_built)
             if embedding is None:
                 embedding = job.embedder(writer.stored_model)

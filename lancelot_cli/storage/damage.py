@@ -57,8 +57,9 @@ def said(name: str) -> Iterator[None]:
 
 def check(name: str, table: Any, first_column: str, fts_columns: list[str]) -> None:
     """Read a little of each part of ``table`` a search would read; raise ``TableDamagedError`` if one fails.
-    ``first_column`` is quoted already (a filter expression reads it in every data file)."""
+    A filter on ``first_column`` reads that column in every data file."""
+    quoted = "`" + first_column.replace("`", "``") + "`"
     with said(name):
-        table.count_rows(f"{first_column} IS NOT NULL")
+        table.count_rows(f"{quoted} IS NOT NULL")
         for column in fts_columns:
             table.search("lancelot", query_type="fts", fts_columns=column).limit(1).select([]).to_list()

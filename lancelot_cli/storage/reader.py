@@ -82,7 +82,7 @@ class ReadOnlyTable:
     def check(self) -> None:
         """Raise ``TableDamagedError`` when a part a search reads is missing or unreadable (storage/damage.py)."""
         facts = self.facts
-        damage.check(self.name, self._table, _quote_identifier(facts.columns[0]), sorted(facts.fts_columns))
+        damage.check(self.name, self._table, facts.columns[0], sorted(facts.fts_columns))
 
     def reading(self) -> AbstractContextManager[None]:
         """Where a read of this table runs: Lance's damage errors come out as one ``TableDamagedError``."""

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage import ann
+from lancelot_cli.errors import IndexingError, TableDamagedError
+from lancelot_cli.storage import ann, damage
 from lancelot_cli.storage.analyzer import fts_config
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
@@ -91,6 +91,10 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
         except IndexingError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
+            if damage.is_damage(exc):
+                raise IndexingError(f"could not {action} table {table!r} in {db_uri}: it is damaged "
+                                    f"({damage.plain(str(exc))}); build it again with `lancelot index SRC DB "
+                                    f"--rebuild`") from exc
             detail = " ".join(str(exc).split())
             raise IndexingError(f"could not {action} table {table!r} in {db_uri}: {detail}") from exc
 
@@ -103,7 +107,10 @@ class TableWriter:
     ``vector_policy`` says when the vector column gets its ANN index (tests lower its threshold)."""
 
     def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None,
-                 vector_policy: VectorIndexPolicy = VECTOR_INDEX_POLICY) -> None:
+                 vector_policy: VectorIndexPolicy = VECTOR_INDEX_POLICY, *, replace_damaged: bool = False) -> None:
+        """``replace_damaged`` (``--rebuild``): a local table whose files are missing or unreadable
+        (storage/damage.py) is not opened; the first write builds the new one aside and puts it in
+        its place (``_write_first``), as for a new table."""
         import lancedb
 
         self.db_uri, self.name = db_uri, table
@@ -111,9 +118,16 @@ class TableWriter:
         self.indexes_built: list[str] = []  # full-text indexes (re)built on opening: missing or outdated
         self._storage_options = storage_options
         self._tbl: Any = None
+        self.damaged = False  # a damaged table found with replace_damaged: written anew
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if table in self._db.table_names():
+                broken = self._damage(table)
+                if broken is not None:
+                    if not (replace_damaged and is_local(db_uri)):  # else "no changes" while searches fail
+                        raise broken
+                    self.damaged = True
+                    return
                 self._tbl = self._db.open_table(table)
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
                 if missing and set(missing) <= set(ADDED_LATER):
@@ -132,6 +146,20 @@ class TableWriter:
                         # (and search the text alone while a table has no title/heading/path index).
                         self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
                         self.indexes_built.append(column)
+
+    def _damage(self, table: str) -> IndexingError | None:
+        """What is wrong when opening ``table`` or reading a little of each of its parts fails as damage
+        does (storage/damage.py: one column of every data file, each full-text index); None when it is whole."""
+        try:
+            tbl = self._db.open_table(table)
+            damage.check(table, tbl, tbl.schema.names[0], sorted(fts_columns(tbl)))
+        except TableDamagedError as exc:
+            return IndexingError(f"{exc} (in {self.db_uri})")
+        except Exception as exc:
+            if damage.is_damage(exc):
+                return IndexingError(f"{damage.damaged(table, exc)} (in {self.db_uri})")
+            raise
+        return None
 
     # -- what is there ------------------------------------------------------------------------
 
@@ -331,10 +359,18 @@ class TableWriter:
                 staged._tbl = _empty_indexed(staged._db, self.name)
             result = staged.write(rows, model=model, dimension=dimension)
             with _guard("create", self.db_uri, self.name):
-                os.rename(os.path.join(staging, f"{self.name}.lance"), os.path.join(root, f"{self.name}.lance"))
+                target = os.path.join(root, f"{self.name}.lance")
+                if self.damaged and os.path.exists(target):  # --rebuild of a damaged table: it goes aside first
+                    os.rename(target, os.path.join(staging, "damaged.lance"))
+                try:
+                    os.rename(os.path.join(staging, f"{self.name}.lance"), target)
+                except OSError:
+                    if self.damaged and not os.path.exists(target):
+                        os.rename(os.path.join(staging, "damaged.lance"), target)  # as it was
+                    raise
                 self._tbl = self._db.open_table(self.name)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)  # with the damaged table, if one was put aside
         return WriteResult(result.added, 0, 0, int(self._tbl.version), committed=True, optimized=result.optimized)
 
     def _add_columns_for(self, rows: Sequence[dict[str, Any]]) -> None:

@@ -7,7 +7,7 @@ reading: that means "no stored key", never a crash.
 
 The key file is decrypted (an scrypt derivation, ~60 ms) once per process and again only when
 the key file or its secret changes (their inode, size and mtime), so a server or a run of many
-vector searches does not pay it per query (issue 13). The environment and the keychain are read
+vector searches does not pay it per query (docs/design.md#issue-13). The environment and the keychain are read
 on every call: both are cheap once keyring is imported, and a key rotated there is seen at once.
 
 `lancelot init` stores the key with ``store_key`` (keychain, else the encrypted key file of

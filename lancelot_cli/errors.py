@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class LancelotError(Exception):
-    """Base class. ``exit_code`` 1 is a user error (SPEC §2); 2 is kept for usage errors."""
+    """Base class. ``exit_code`` 1 is a user error (docs/design.md#spec-2); 2 is kept for usage errors."""
 
     exit_code = 1
     # What to do next, as a key each surface words its own way ("use lancedb_search" for an agent,

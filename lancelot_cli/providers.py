@@ -3,10 +3,10 @@
 ``openai`` is imported on first use: it costs ~0.6 s and most calls (text search) never need it.
 
 One client is kept per (key, endpoint, timeout) for the life of the process, so repeated searches
-reuse its HTTP connection instead of opening a new one per query (issue 13).
+reuse its HTTP connection instead of opening a new one per query (docs/design.md#issue-13).
 
 Retries are ours, not the client's (its own retry is off): the client retries every connection
-error, so an endpoint that refuses connections took 24 s of back-off before its error (issue 12).
+error, so an endpoint that refuses connections took 24 s of back-off before its error (docs/design.md#issue-12).
 Here a request is retried only when a retry can help (a timeout, a dropped connection, 408, 409,
 429, 5xx), with exponential back-off that honours ``Retry-After``, at most ``max_retries`` times
 and never starting a retry after ``retry_budget`` seconds. A refused connection, an unknown host,

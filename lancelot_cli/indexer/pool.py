@@ -2,7 +2,8 @@
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: a Ctrl-C could leave its parent and workers
 waiting on each other in its queue threads, and ``kill -9`` of the parent left its workers idle
-for good (issue 12, issue 16 #4). Here each worker has one pipe to the parent and no threads:
+for good (docs/design.md#issue-12, docs/design.md#issue-16 item 4). Here each worker has one pipe to
+the parent and no threads:
 
 - Workers are *spawned* (a fresh interpreter, not a fork of a process that has loaded lancedb's
   runtime, which lancedb warns about). They ignore Ctrl-C: the terminal sends it to the whole

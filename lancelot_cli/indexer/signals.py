@@ -1,4 +1,4 @@
-"""What Ctrl-C and SIGTERM do to `lancelot index` (issue 12): end the run at once, with one line
+"""What Ctrl-C and SIGTERM do to `lancelot index` (docs/design.md#issue-12): end the run at once, with one line
 and exit 130 or 143, and leave the table as it was; while the table is being written, wait for
 the commit (cutting it would make the message wrong about what the table holds).
 

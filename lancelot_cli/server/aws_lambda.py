@@ -70,7 +70,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     An event that is not an HTTP API request (not an object, no ``requestContext.http``, headers
     that are not strings, a body that is not base64 when it says it is...) gets a 400 with a
     JSON-RPC error saying so, never an exception: Mangum reads events with ``[]`` and ``.items()``
-    and raised on them (issue 27 #7)."""
+    and raised on them (docs/design.md#issue-27 item 7)."""
     global _handler
     problem = _malformed(event)
     if problem:

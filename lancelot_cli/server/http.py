@@ -1,4 +1,5 @@
-"""`lancelot serve --http`: the same tools over stateless Streamable HTTP, with SPEC §7's rules.
+"""`lancelot serve --http`: the same tools over stateless Streamable HTTP, with the rules of
+docs/design.md#spec-7.
 
 The SDK's app does the MCP part (stateless, one JSON object per POST). In front of it, ``Guard``
 applies Lancelot's rules itself, for every bind address (the SDK switches its Host/Origin checks

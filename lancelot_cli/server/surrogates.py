@@ -1,6 +1,6 @@
 """Lone UTF-16 surrogates in JSON requests: ``"\\ud800"`` (half an emoji, valid JSON grammar) decodes in
 Python to a string no UTF-8 encoder and no pydantic model takes. Both transports read such a half
-as U+FFFD, the replacement character, and answer the request (issue 27 #5)."""
+as U+FFFD, the replacement character, and answer the request (docs/design.md#issue-27 item 5)."""
 
 from __future__ import annotations
 

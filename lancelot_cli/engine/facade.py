@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lancelot_cli.credentials import FoundKey, find_openai_key
-from lancelot_cli.engine import documents, prompts
+from lancelot_cli.engine import agents, documents
 from lancelot_cli.engine import search as searching
 from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
@@ -190,11 +190,11 @@ class Engine:
 
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""
-        return prompts.agent_documents(self._table(table))
+        return agents.agent_documents(self._table(table))
 
     def agent_text(self, source: str, table: str | None = None) -> str:
         """The whole text of one document, its chunks joined in order."""
-        return prompts.agent_text(self._table(table), self.settings.text_column, source)
+        return agents.agent_text(self._table(table), self.settings.text_column, source)
 
     def status(self, verbose: bool = False) -> Status:
         """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""

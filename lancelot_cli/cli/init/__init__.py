@@ -25,7 +25,7 @@ from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import client_configs, server_command
 from lancelot_cli.cli.init.command import HELP, init
 from lancelot_cli.cli.init.flow import Wizard, execute
-from lancelot_cli.cli.init.prompts import QuestionaryPrompter
+from lancelot_cli.cli.init.questions import QuestionaryPrompter
 
 __all__ = ["HELP", "InitOptions", "Plan", "QuestionaryPrompter", "Wizard", "client_configs", "execute", "init",
            "server_command"]

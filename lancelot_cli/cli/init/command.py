@@ -18,7 +18,7 @@ import typer
 from lancelot_cli.cli.helpfmt import isatty
 from lancelot_cli.cli.init.answers import InitOptions
 from lancelot_cli.cli.init.flow import execute
-from lancelot_cli.cli.init.prompts import QuestionaryPrompter, key_problem
+from lancelot_cli.cli.init.questions import QuestionaryPrompter, key_problem
 from lancelot_cli.cli.init.show import forget, show
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 

@@ -26,9 +26,9 @@ from pathlib import Path
 from lancelot_cli import settings as settings_module
 from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
-from lancelot_cli.cli.init.embedding import EmbeddingQuestions
 from lancelot_cli.cli.init.key import KeyQuestions
-from lancelot_cli.cli.init.prompts import Prompter, db_problem, normalise_db, not_blank, say, source_problem
+from lancelot_cli.cli.init.questions import Prompter, db_problem, normalise_db, not_blank, say, source_problem
+from lancelot_cli.cli.init.vectors import EmbeddingQuestions
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import DEFAULT_TABLE, blank
 from lancelot_cli.storage.schema import is_local

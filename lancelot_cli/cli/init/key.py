@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from lancelot_cli.cli.init.prompts import base_url_problem, key_problem, not_blank, say
+from lancelot_cli.cli.init.questions import base_url_problem, key_problem, not_blank, say
 from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.install_hint import install_command
 from lancelot_cli.settings import BY_NAME, blank
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from lancelot_cli.cli.init.answers import InitOptions, KeyAction
-    from lancelot_cli.cli.init.prompts import Prompter
+    from lancelot_cli.cli.init.questions import Prompter
 
 CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
 CHECK_TEXT = "lancelot key check"

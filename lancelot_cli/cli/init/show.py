@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lancelot_cli import settings as settings_module
-from lancelot_cli.cli.init.prompts import say
+from lancelot_cli.cli.init.questions import say
 from lancelot_cli.settings import blank
 
 _SOURCE_WORDS = {"flag": "flag", "env": "environment", "file": "file", "default": "default",

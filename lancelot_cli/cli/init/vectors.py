@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lancelot_cli import local_embed
-from lancelot_cli.cli.init.prompts import say
+from lancelot_cli.cli.init.questions import say
 from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.install_hint import install_command
 from lancelot_cli.settings import blank
 
 if TYPE_CHECKING:
     from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions
-    from lancelot_cli.cli.init.prompts import Prompter
+    from lancelot_cli.cli.init.questions import Prompter
 
 QUESTION = "How should documents be embedded (for vector and hybrid search)?"
 MODEL_QUESTION = "Local model (a fastembed model name, or a folder with model.onnx and its tokenizer):"

@@ -230,8 +230,10 @@ def forget_key(config_dir: Path) -> Forgotten:
 def stored_keys(config_dir: Path) -> list[FoundKey]:
     """Every stored copy of the key (keychain, then file), ignoring the environment."""
     found = []
-    stores: tuple[tuple[KeySource, str | None], ...] = (("keychain", _from_keychain()),
-                                                         ("file", _from_file(config_dir)))
+    stores: tuple[tuple[KeySource, str | None], ...] = (
+        ("keychain", _from_keychain()),
+        ("file", _from_file(config_dir)),
+    )
     for source, value in stores:
         if value:
             found.append(FoundKey(value, source))

@@ -44,6 +44,8 @@ MAX_TOKENS = 256
 # the texts embedded with it (which int8's per-run activation scales would otherwise make it do).
 BATCH = 1
 WORKERS = max(1, min(4, os.cpu_count() or 1))
+
+
 def install() -> str:
     """The command that adds the local extra to the copy that is running (install_hint.py)."""
     from lancelot_cli.install_hint import install_command
@@ -56,16 +58,20 @@ def is_local(model: str | None) -> TypeGuard[str]:
 
 
 def _is_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or (len(name) > 2 and name[1] == ":") \
+    return (
+        name.startswith(("/", "./", "../", "~", ".\\", "..\\"))
+        or (len(name) > 2 and name[1] == ":")
         or (os.sep in name and Path(name).expanduser().is_dir())
+    )
 
 
 def identity(spec: str) -> str:
     """The identity of ``local:NAME`` or ``local:PATH``: a folder made absolute, a name as given."""
-    name = spec[len(PREFIX):].strip() if is_local(spec) else spec.strip()
+    name = spec[len(PREFIX) :].strip() if is_local(spec) else spec.strip()
     if not name:
-        raise EmbeddingError(f"no model named in {spec!r}: use local:NAME (e.g. {DEFAULT_MODEL}) or "
-                             f"local:/path/to/folder")
+        raise EmbeddingError(
+            f"no model named in {spec!r}: use local:NAME (e.g. {DEFAULT_MODEL}) or local:/path/to/folder"
+        )
     if _is_path(name):
         return PREFIX + str(Path(name).expanduser().resolve())
     return PREFIX + name
@@ -74,7 +80,7 @@ def identity(spec: str) -> str:
 def same_model(a: str, b: str) -> bool:
     """True when two local identities name one model (``all-MiniLM-L6-v2`` is the registry's
     ``sentence-transformers/all-MiniLM-L6-v2``)."""
-    a, b = a[len(PREFIX):], b[len(PREFIX):]
+    a, b = a[len(PREFIX) :], b[len(PREFIX) :]
     if a == b:
         return True
     if a.startswith("/") or b.startswith("/"):
@@ -83,8 +89,9 @@ def same_model(a: str, b: str) -> bool:
 
 
 # Names of local models trained on more than English (all-MiniLM-L6-v2, the default, is not).
-_MULTILINGUAL = re.compile(r"multilingual|\bm3\b|-m3|labse|xlm|chinese|japanese|korean|-zh\b|-ja\b|jina-embeddings-v3",
-                           re.I)
+_MULTILINGUAL = re.compile(
+    r"multilingual|\bm3\b|-m3|labse|xlm|chinese|japanese|korean|-zh\b|-ja\b|jina-embeddings-v3", re.I
+)
 
 
 def multilingual(model: str) -> bool:
@@ -99,7 +106,7 @@ def maybe_here(model: str) -> bool:
     decides). A yes is only a maybe: loading it offline (``LocalEmbedder(offline=True)``) decides."""
     import tempfile
 
-    name = identity(model)[len(PREFIX):]
+    name = identity(model)[len(PREFIX) :]
     if name.startswith("/"):
         return Path(name, "model.onnx").is_file()
     cache = Path(os.environ.get("FASTEMBED_CACHE_PATH") or Path(tempfile.gettempdir(), "fastembed_cache"))
@@ -148,7 +155,7 @@ class LocalEmbedder:
                 raise self._error
             if self._encoder is None:
                 try:
-                    self._encoder = _load(self.model[len(PREFIX):], self._threads, self._offline or cached_only)
+                    self._encoder = _load(self.model[len(PREFIX) :], self._threads, self._offline or cached_only)
                 except EmbeddingError as exc:
                     if self._offline or not cached_only:
                         self._error = exc
@@ -221,7 +228,7 @@ def canonical(model: str) -> str:
     """The identity of ``model`` as the indexer records it: a registry name in the registry's own
     spelling (``all-MiniLM-L6-v2`` -> ``sentence-transformers/all-MiniLM-L6-v2``), a folder absolute."""
     ident = identity(model)
-    name = ident[len(PREFIX):]
+    name = ident[len(PREFIX) :]
     if name.startswith("/"):
         return ident
     return PREFIX + _registry_name(_fastembed().TextEmbedding, name)
@@ -241,8 +248,10 @@ def _registry_name(text_embedding: Any, name: str) -> str:
         for full in models:
             if full.lower() == wanted or full.lower().endswith(wanted):
                 return full
-    raise EmbeddingError(f"fastembed has no model {name!r}; use one of `python -c \"from fastembed import "
-                         f"TextEmbedding; print(TextEmbedding.list_supported_models())\"` or local:/path/to/folder")
+    raise EmbeddingError(
+        f'fastembed has no model {name!r}; use one of `python -c "from fastembed import '
+        f'TextEmbedding; print(TextEmbedding.list_supported_models())"` or local:/path/to/folder'
+    )
 
 
 def _load(name: str, threads: int | None, offline: bool) -> Any:
@@ -264,8 +273,10 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
     except Exception as exc:  # noqa: BLE001 - fastembed, huggingface_hub, onnxruntime: each has its own errors
         if name.startswith("/"):
             raise EmbeddingError(f"cannot load the model in {name}: {_short(exc)}") from None
-        raise EmbeddingError(f"cannot load {name} (fastembed downloads it on first use; without a network, "
-                             f"pass a model folder as local:/path/to/folder): {_short(exc)}") from None
+        raise EmbeddingError(
+            f"cannot load {name} (fastembed downloads it on first use; without a network, "
+            f"pass a model folder as local:/path/to/folder): {_short(exc)}"
+        ) from None
     _cap_tokens(encoder)
     return encoder
 
@@ -277,8 +288,10 @@ def check_folder(folder: Path, next_step: str = "") -> None:
         raise EmbeddingError(f"the local model folder {folder} does not exist{next_step}")
     missing = [n for n in ("model.onnx", "tokenizer.json", "tokenizer_config.json") if not (folder / n).is_file()]
     if missing:
-        raise EmbeddingError(f"the local model folder {folder} has no {', '.join(missing)}; it needs an ONNX "
-                             f"encoder and its tokenizer files")
+        raise EmbeddingError(
+            f"the local model folder {folder} has no {', '.join(missing)}; it needs an ONNX "
+            f"encoder and its tokenizer files"
+        )
 
 
 def quantized(folder: Path) -> Path:
@@ -321,8 +334,13 @@ def _quantize(folder: Path, target: Path) -> None:
                 shutil.copyfile(item, staging / item.name)
         logging.disable(logging.WARNING)  # the quantizer's "consider pre-processing" hint, on stderr
         try:
-            quantize_dynamic(folder / "model.onnx", staging / "model.onnx", weight_type=QuantType.QInt8,
-                             per_channel=True, extra_options={"MatMulConstBOnly": True})
+            quantize_dynamic(
+                folder / "model.onnx",
+                staging / "model.onnx",
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                extra_options={"MatMulConstBOnly": True},
+            )
         finally:
             logging.disable(logging.NOTSET)
         os.replace(staging, target)  # another process that made it first wins; its copy is the same
@@ -345,8 +363,14 @@ def _register_folder(fastembed: Any, folder: Path) -> str:
     except (OSError, ValueError, KeyError, TypeError):  # no file, not JSON, no such key, not a number
         dim = 0  # only fastembed's own bookkeeping uses it; the vectors say their size
     with contextlib.suppress(ValueError):  # registered already by an earlier load in this process
-        fastembed.TextEmbedding.add_custom_model(name, pooling=PoolingType.MEAN, normalization=True,
-                                                 sources=ModelSource(hf=name), dim=dim, model_file="model.onnx")
+        fastembed.TextEmbedding.add_custom_model(
+            name,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf=name),
+            dim=dim,
+            model_file="model.onnx",
+        )
     _registered[folder] = name
     return name
 

@@ -52,8 +52,16 @@ def shared_client(api_key: str, base_url: str | None, timeout: float) -> Any:
 class OpenAIEmbedder:
     """Turns texts into vectors with one model. Raises ``EmbeddingError`` with a next step."""
 
-    def __init__(self, api_key: str, model: str, base_url: str | None = None, *, timeout: float = 30.0,
-                 max_retries: int = 2, retry_budget: float = RETRY_BUDGET) -> None:
+    def __init__(
+        self,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        retry_budget: float = RETRY_BUDGET,
+    ) -> None:
         self.model = model
         self.base_url = base_url
         self._api_key = api_key
@@ -87,7 +95,7 @@ class OpenAIEmbedder:
         """Seconds to wait before retrying ``exc``, or None when retrying cannot help or is used up."""
         if attempt >= self._max_retries or not _recoverable(exc):
             return None
-        delay = min(RETRY_DELAY * 2 ** attempt, MAX_RETRY_DELAY) * random.uniform(0.75, 1.0)
+        delay = min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY) * random.uniform(0.75, 1.0)
         after = _retry_after(exc)
         if after is not None:
             delay = after

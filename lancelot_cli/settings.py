@@ -24,7 +24,14 @@ SETTINGS_FILE = "settings.json"
 OBJECT_STORE_CONSISTENCY = 5.0
 
 LOG_LEVELS = {
-    "error": 40, "warn": 30, "warning": 30, "info": 20, "http": 15, "verbose": 15, "debug": 10, "silly": 5,
+    "error": 40,
+    "warn": 30,
+    "warning": 30,
+    "info": 20,
+    "http": 15,
+    "verbose": 15,
+    "debug": 10,
+    "silly": 5,
 }
 
 
@@ -52,8 +59,9 @@ def read_stored(directory: Path) -> dict[str, str]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the settings file {path}: {exc}; fix or delete it, or run "
-                          f"`lancelot init`") from exc
+        raise ConfigError(
+            f"cannot read the settings file {path}: {exc}; fix or delete it, or run `lancelot init`"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"the settings file {path} is not a JSON object; delete it or run `lancelot init`")
     return {str(k): str(v) for k, v in data.items() if v is not None}
@@ -73,8 +81,9 @@ def write_stored(directory: Path, values: Mapping[str, str]) -> Path:
 SettingKind = Literal["str", "int", "list", "seconds", "minutes", "json"]
 
 
-def _setting(env: str, default: Any, kind: SettingKind, description: str, *, status: bool = False,
-             unset: str = "(not set)") -> Any:
+def _setting(
+    env: str, default: Any, kind: SettingKind, description: str, *, status: bool = False, unset: str = "(not set)"
+) -> Any:
     """One row of the settings table, as a dataclass field (see `Settings`).
 
     Args:
@@ -86,8 +95,10 @@ def _setting(env: str, default: Any, kind: SettingKind, description: str, *, sta
         status: `lancelot status` lists it too.
         unset: what a person sees when the value is None.
     """
-    return field(default=default, metadata={"env": env, "kind": kind, "description": description,
-                                            "status": status, "unset": unset})
+    return field(
+        default=default,
+        metadata={"env": env, "kind": kind, "description": description, "status": status, "unset": unset},
+    )
 
 
 @dataclass(frozen=True)
@@ -98,46 +109,82 @@ class Settings:
     `rows` for `status` and `init --show`, and `ENVIRONMENT` for the tests) is read from them.
     """
 
-    db_uri: str | None = _setting("LANCEDB_PATH", None, "str", "database folder or object-store URI "
-                                  "(s3://, gs://, az://)", status=True)
+    db_uri: str | None = _setting(
+        "LANCEDB_PATH", None, "str", "database folder or object-store URI (s3://, gs://, az://)", status=True
+    )
     table: str = _setting("LANCEDB_TABLE", "documents", "str", "table used when a call names none", status=True)
     text_column: str = _setting("LANCEDB_TEXT_COLUMN", "text", "str", "column searched as text", status=True)
-    vector_column: str = _setting("LANCEDB_VECTOR_COLUMN", "vector", "str", "column searched as vectors",
-                                  status=True)
-    default_limit: int = _setting("LANCEDB_DEFAULT_LIMIT", 20, "int", "hits returned when a call names no "
-                                  "limit", status=True)
-    context_budget: int = _setting("LANCEDB_CONTEXT_BUDGET", 8000, "int", "characters of context a reply "
-                                   "packs by default", status=True)
-    openai_base_url: str | None = _setting("OPENAI_BASE_URL", None, "str", "OpenAI-compatible embeddings "
-                                           "endpoint", status=True, unset="OpenAI")
-    embedding_model: str = _setting("EMBEDDING_MODEL", "text-embedding-ada-002", "str", "model that embeds "
-                                    "queries (and `index --embed`)", status=True)
-    embedding_dimensions: int = _setting("EMBEDDING_DIMENSIONS", 1536, "int", "size of the model's vectors",
-                                         status=True)
+    vector_column: str = _setting("LANCEDB_VECTOR_COLUMN", "vector", "str", "column searched as vectors", status=True)
+    default_limit: int = _setting(
+        "LANCEDB_DEFAULT_LIMIT", 20, "int", "hits returned when a call names no limit", status=True
+    )
+    context_budget: int = _setting(
+        "LANCEDB_CONTEXT_BUDGET", 8000, "int", "characters of context a reply packs by default", status=True
+    )
+    openai_base_url: str | None = _setting(
+        "OPENAI_BASE_URL", None, "str", "OpenAI-compatible embeddings endpoint", status=True, unset="OpenAI"
+    )
+    embedding_model: str = _setting(
+        "EMBEDDING_MODEL",
+        "text-embedding-ada-002",
+        "str",
+        "model that embeds queries (and `index --embed`)",
+        status=True,
+    )
+    embedding_dimensions: int = _setting(
+        "EMBEDDING_DIMENSIONS", 1536, "int", "size of the model's vectors", status=True
+    )
     log_level: str = _setting("LANCELOT_LOG_LEVEL", "info", "str", "error, warn, info, debug (stderr)")
-    allowed_origins: tuple[str, ...] = _setting("LANCELOT_ALLOWED_ORIGINS", (), "list", "browser origins the "
-                                                "HTTP server accepts (comma-separated)")
-    allowed_hosts: tuple[str, ...] = _setting("LANCELOT_ALLOWED_HOSTS", (), "list", "Host headers the HTTP "
-                                              "server accepts besides loopback (comma-separated)")
+    allowed_origins: tuple[str, ...] = _setting(
+        "LANCELOT_ALLOWED_ORIGINS", (), "list", "browser origins the HTTP server accepts (comma-separated)"
+    )
+    allowed_hosts: tuple[str, ...] = _setting(
+        "LANCELOT_ALLOWED_HOSTS", (), "list", "Host headers the HTTP server accepts besides loopback (comma-separated)"
+    )
     base_path: str | None = _setting("LANCELOT_BASE_PATH", None, "str", "URL path prefix of the HTTP endpoint")
     # None: 0 s for a folder, 5 s for an object store (see consistency_seconds)
-    read_consistency: float | None = _setting("LANCELOT_READ_CONSISTENCY", None, "seconds", "how stale a "
-                                              "running server's view of a table may get, in seconds")
-    storage_options: Mapping[str, str] | None = _setting("LANCELOT_STORAGE_OPTIONS", None, "json",
-                                                         "object-store options as a JSON object")
-    http_header_timeout: float = _setting("LANCELOT_HTTP_HEADER_TIMEOUT", 10.0, "seconds", "HTTP: seconds a "
-                                          "client has to send a request's headers (0: no limit)")
-    http_body_timeout: float = _setting("LANCELOT_HTTP_BODY_TIMEOUT", 10.0, "seconds", "HTTP: seconds a client "
-                                        "has to send a request's body once its headers are in (0: no limit)")
-    http_idle_timeout: float = _setting("LANCELOT_HTTP_IDLE_TIMEOUT", 5.0, "seconds", "HTTP: seconds an idle "
-                                        "keep-alive connection stays open")
-    http_max_connections: int = _setting("LANCELOT_HTTP_MAX_CONNECTIONS", 256, "int", "HTTP: connections open "
-                                         "at once; one more is answered 503 and closed")
-    index_cache_mb: int = _setting("LANCELOT_INDEX_CACHE_MB", 128, "int", "MiB of index data (full-text posting "
-                                   "lists, vector partitions) kept in memory between searches; LanceDB's own "
-                                   "default is 6 GiB")
-    warm_minutes: float = _setting("LANCELOT_WARM", 10.0, "minutes", "CLI: minutes a background `lancelot "
-                                   "serve` (answering search, query, show, status) stays alive while idle; 0: none")
+    read_consistency: float | None = _setting(
+        "LANCELOT_READ_CONSISTENCY", None, "seconds", "how stale a running server's view of a table may get, in seconds"
+    )
+    storage_options: Mapping[str, str] | None = _setting(
+        "LANCELOT_STORAGE_OPTIONS", None, "json", "object-store options as a JSON object"
+    )
+    http_header_timeout: float = _setting(
+        "LANCELOT_HTTP_HEADER_TIMEOUT",
+        10.0,
+        "seconds",
+        "HTTP: seconds a client has to send a request's headers (0: no limit)",
+    )
+    http_body_timeout: float = _setting(
+        "LANCELOT_HTTP_BODY_TIMEOUT",
+        10.0,
+        "seconds",
+        "HTTP: seconds a client has to send a request's body once its headers are in (0: no limit)",
+    )
+    http_idle_timeout: float = _setting(
+        "LANCELOT_HTTP_IDLE_TIMEOUT", 5.0, "seconds", "HTTP: seconds an idle keep-alive connection stays open"
+    )
+    http_max_connections: int = _setting(
+        "LANCELOT_HTTP_MAX_CONNECTIONS",
+        256,
+        "int",
+        "HTTP: connections open at once; one more is answered 503 and closed",
+    )
+    index_cache_mb: int = _setting(
+        "LANCELOT_INDEX_CACHE_MB",
+        128,
+        "int",
+        "MiB of index data (full-text posting "
+        "lists, vector partitions) kept in memory between searches; LanceDB's own "
+        "default is 6 GiB",
+    )
+    warm_minutes: float = _setting(
+        "LANCELOT_WARM",
+        10.0,
+        "minutes",
+        "CLI: minutes a background `lancelot "
+        "serve` (answering search, query, show, status) stays alive while idle; 0: none",
+    )
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -168,9 +215,17 @@ class SettingField(NamedTuple):
 
 
 FIELDS: tuple[SettingField, ...] = tuple(
-    SettingField(f.metadata["env"], f.name, f.default, f.metadata["kind"], f.metadata["description"],
-                 f.metadata["status"], f.metadata["unset"])
-    for f in dataclass_fields(Settings) if "env" in f.metadata
+    SettingField(
+        f.metadata["env"],
+        f.name,
+        f.default,
+        f.metadata["kind"],
+        f.metadata["description"],
+        f.metadata["status"],
+        f.metadata["unset"],
+    )
+    for f in dataclass_fields(Settings)
+    if "env" in f.metadata
 )
 BY_NAME: Mapping[str, SettingField] = {f.name: f for f in FIELDS}
 DEFAULT_TABLE: str = BY_NAME["LANCEDB_TABLE"].default
@@ -179,8 +234,13 @@ DEFAULT_TABLE: str = BY_NAME["LANCEDB_TABLE"].default
 # the config folder (config_dir), the switch for the deferred lancedb import (storage.lancedb_import),
 # the organisation/project the openai client sends, and lancedb's own log filter (storage/__init__.py).
 OTHER_ENVIRONMENT: tuple[str, ...] = (
-    "OPENAI_API_KEY", "LANCELOT_KEY_PASSPHRASE", "LANCELOT_CONFIG_DIR", "LANCELOT_NO_FAST_IMPORT",
-    "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "LANCEDB_LOG",
+    "OPENAI_API_KEY",
+    "LANCELOT_KEY_PASSPHRASE",
+    "LANCELOT_CONFIG_DIR",
+    "LANCELOT_NO_FAST_IMPORT",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "LANCEDB_LOG",
 )
 # Every variable that changes what Lancelot does: the tests clear these so a developer's shell cannot leak in.
 ENVIRONMENT: tuple[str, ...] = tuple(f.name for f in FIELDS) + OTHER_ENVIRONMENT
@@ -202,8 +262,11 @@ def display(value: Any, setting: SettingField) -> str:
 def rows(settings: Settings, *, status_only: bool = False) -> list[tuple[str, str, str]]:
     """``(name, value, source)`` for every setting in table order: what `status` (``status_only``:
     the rows marked status) and `init --show` print. Source is flag, env, file or default."""
-    return [(f.name, display(getattr(settings, f.attr), f), settings.sources.get(f.name, "default"))
-            for f in FIELDS if f.status or not status_only]
+    return [
+        (f.name, display(getattr(settings, f.attr), f), settings.sources.get(f.name, "default"))
+        for f in FIELDS
+        if f.status or not status_only
+    ]
 
 
 _SPANS = {"seconds": 86400, "minutes": 1440}  # kind -> the largest value (a day)
@@ -235,7 +298,7 @@ def _convert(name: str, raw: str, kind: SettingKind, origin: str) -> Any:
         except ValueError:
             data = None
         if not isinstance(data, dict):
-            raise ConfigError(f"{name} must be a JSON object such as {{\"allow_http\": \"true\"}} (from {origin})")
+            raise ConfigError(f'{name} must be a JSON object such as {{"allow_http": "true"}} (from {origin})')
         return {str(k): str(v) for k, v in data.items()}
     return raw
 

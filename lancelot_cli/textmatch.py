@@ -35,7 +35,7 @@ def query_words(query: str, split: Callable[[str], list[str]] | None = None) -> 
     without it such a token stays one word."""
     seen: dict[str, None] = {}
     for token in _tokens(query):
-        for word in (split(token) if split is not None and not token.isascii() else [token]):
+        for word in split(token) if split is not None and not token.isascii() else [token]:
             word = word.casefold()
             if any(ch.isalnum() for ch in word):
                 seen.setdefault(word, None)

@@ -55,27 +55,64 @@ def _with(data: dict[str, Any], **optional: Any) -> dict[str, Any]:
 
 
 def _hit(hit: m.Hit) -> dict[str, Any]:
-    data = {"id": hit.id, "score": hit.score, "matched": hit.matched, "title": hit.title, "source": hit.source,
-            "snippet": hit.snippet, "metadata": {k: json_safe(v) for k, v in hit.metadata.items()}}
+    data = {
+        "id": hit.id,
+        "score": hit.score,
+        "matched": hit.matched,
+        "title": hit.title,
+        "source": hit.source,
+        "snippet": hit.snippet,
+        "metadata": {k: json_safe(v) for k, v in hit.metadata.items()},
+    }
     return _with(data, ranks=dict(hit.ranks) if hit.ranks is not None else None)
 
 
 def _search(result: m.SearchResult) -> dict[str, Any]:
-    data = _with({"query": m.echo(result.query), "table": result.table, "searchType": result.search_type,
-                  "ranking": result.ranking}, note=result.note)
+    data = _with(
+        {
+            "query": m.echo(result.query),
+            "table": result.table,
+            "searchType": result.search_type,
+            "ranking": result.ranking,
+        },
+        note=result.note,
+    )
     return {**data, "count": result.count, "hits": [_hit(h) for h in result.hits]}
 
 
 def _context(block: m.ContextBlock) -> dict[str, Any]:
-    data = _with({"question": m.echo(block.question), "table": block.table, "mode": block.mode,
-                  "searchType": block.search_type, "ranking": block.ranking}, note=block.note)
-    return {**data, "budget": block.budget, "included": block.included, "leftOut": block.left_out,
-            "context": block.context}
+    data = _with(
+        {
+            "question": m.echo(block.question),
+            "table": block.table,
+            "mode": block.mode,
+            "searchType": block.search_type,
+            "ranking": block.ranking,
+        },
+        note=block.note,
+    )
+    return {
+        **data,
+        "budget": block.budget,
+        "included": block.included,
+        "leftOut": block.left_out,
+        "context": block.context,
+    }
 
 
 def _document(doc: m.Document) -> dict[str, Any]:
-    return {"source": doc.source, "title": doc.title, "table": doc.table, "chunks": doc.chunks, "first": doc.first,
-            "last": doc.last, "included": doc.included, "cut": doc.cut, "budget": doc.budget, "context": doc.context}
+    return {
+        "source": doc.source,
+        "title": doc.title,
+        "table": doc.table,
+        "chunks": doc.chunks,
+        "first": doc.first,
+        "last": doc.last,
+        "included": doc.included,
+        "cut": doc.cut,
+        "budget": doc.budget,
+        "context": doc.context,
+    }
 
 
 def _agent(agent: m.AgentDocument) -> dict[str, Any]:
@@ -86,19 +123,33 @@ def _table(entry: m.TableStatus) -> dict[str, Any]:
     if entry.error is not None:
         return {"name": entry.name, "error": entry.error}
     data = {
-        "name": entry.name, "rows": entry.rows, "version": entry.version, "updatedAt": entry.updated_at,
-        "fullTextIndex": bool(entry.fts_columns), "fullTextColumns": list(entry.fts_columns),
-        "vectors": [{"column": v.column, "dimension": v.dimension, "model": v.model, "missing": v.missing}
-                    for v in entry.vectors],
+        "name": entry.name,
+        "rows": entry.rows,
+        "version": entry.version,
+        "updatedAt": entry.updated_at,
+        "fullTextIndex": bool(entry.fts_columns),
+        "fullTextColumns": list(entry.fts_columns),
+        "vectors": [
+            {"column": v.column, "dimension": v.dimension, "model": v.model, "missing": v.missing}
+            for v in entry.vectors
+        ],
     }
-    return _with(data, embeddingModel=entry.embedding_model, indexedAt=entry.indexed_at,
-                 fullTextCoverage=dict(entry.fts_coverage) if entry.fts_coverage is not None else None,
-                 columns=list(entry.columns) if entry.columns is not None else None)
+    return _with(
+        data,
+        embeddingModel=entry.embedding_model,
+        indexedAt=entry.indexed_at,
+        fullTextCoverage=dict(entry.fts_coverage) if entry.fts_coverage is not None else None,
+        columns=list(entry.columns) if entry.columns is not None else None,
+    )
 
 
 def _connection(conn: m.Connection) -> dict[str, Any]:
-    return _with({"path": conn.path, "ok": conn.ok}, store=conn.store, consistencySeconds=conn.consistency_seconds,
-                 error=conn.error)
+    return _with(
+        {"path": conn.path, "ok": conn.ok},
+        store=conn.store,
+        consistencySeconds=conn.consistency_seconds,
+        error=conn.error,
+    )
 
 
 def _status(status: m.Status) -> dict[str, Any]:
@@ -106,25 +157,48 @@ def _status(status: m.Status) -> dict[str, Any]:
     return {
         "connection": _connection(status.connection),
         "tables": [_table(t) for t in status.tables],
-        "embeddings": {"available": emb.available, "keySource": emb.key_source, "model": emb.model,
-                       "dimensions": emb.dimensions, "baseUrl": emb.base_url},
-        "defaults": {"table": d.table, "textColumn": d.text_column, "vectorColumn": d.vector_column,
-                     "limit": d.limit, "contextBudget": d.context_budget},
+        "embeddings": {
+            "available": emb.available,
+            "keySource": emb.key_source,
+            "model": emb.model,
+            "dimensions": emb.dimensions,
+            "baseUrl": emb.base_url,
+        },
+        "defaults": {
+            "table": d.table,
+            "textColumn": d.text_column,
+            "vectorColumn": d.vector_column,
+            "limit": d.limit,
+            "contextBudget": d.context_budget,
+        },
     }
 
 
 def _version(version: m.Version) -> dict[str, Any]:
     return {
-        "name": version.name, "version": version.version, "mcpProtocolVersion": version.mcp_protocol_version,
-        "features": {"transports": list(version.transports), "searchTypes": list(version.search_types),
-                     "textRanking": list(version.text_rankings), "vectorSearch": True, "hybrid": True,
-                     "readOnly": True},
+        "name": version.name,
+        "version": version.version,
+        "mcpProtocolVersion": version.mcp_protocol_version,
+        "features": {
+            "transports": list(version.transports),
+            "searchTypes": list(version.search_types),
+            "textRanking": list(version.text_rankings),
+            "vectorSearch": True,
+            "hybrid": True,
+            "readOnly": True,
+        },
     }
 
 
 _CONVERTERS: dict[type, Any] = {
-    m.Hit: _hit, m.SearchResult: _search, m.ContextBlock: _context, m.Document: _document,
-    m.AgentDocument: _agent, m.TableStatus: _table, m.Status: _status, m.Version: _version,
+    m.Hit: _hit,
+    m.SearchResult: _search,
+    m.ContextBlock: _context,
+    m.Document: _document,
+    m.AgentDocument: _agent,
+    m.TableStatus: _table,
+    m.Status: _status,
+    m.Version: _version,
 }
 
 
@@ -133,34 +207,84 @@ _CONVERTERS: dict[type, Any] = {
 
 def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
     """A search reply's JSON as the model (``query``: the whole query, which the reply echoes capped)."""
-    hits = tuple(m.Hit(id=h["id"], score=h["score"], matched=h["matched"], title=h["title"], source=h["source"],
-                       snippet=h["snippet"], metadata=h["metadata"], ranks=h.get("ranks")) for h in data["hits"])
-    return m.SearchResult(query=query, table=data["table"], search_type=data["searchType"], ranking=data["ranking"],
-                          hits=hits, note=data.get("note"))
+    hits = tuple(
+        m.Hit(
+            id=h["id"],
+            score=h["score"],
+            matched=h["matched"],
+            title=h["title"],
+            source=h["source"],
+            snippet=h["snippet"],
+            metadata=h["metadata"],
+            ranks=h.get("ranks"),
+        )
+        for h in data["hits"]
+    )
+    return m.SearchResult(
+        query=query,
+        table=data["table"],
+        search_type=data["searchType"],
+        ranking=data["ranking"],
+        hits=hits,
+        note=data.get("note"),
+    )
 
 
 def context_from_wire(data: dict[str, Any], question: str) -> m.ContextBlock:
-    return m.ContextBlock(question=question, table=data["table"], mode=data["mode"], search_type=data["searchType"],
-                          ranking=data["ranking"], budget=data["budget"], included=data["included"],
-                          left_out=data["leftOut"], context=data["context"], note=data.get("note"))
+    return m.ContextBlock(
+        question=question,
+        table=data["table"],
+        mode=data["mode"],
+        search_type=data["searchType"],
+        ranking=data["ranking"],
+        budget=data["budget"],
+        included=data["included"],
+        left_out=data["leftOut"],
+        context=data["context"],
+        note=data.get("note"),
+    )
 
 
 def document_from_wire(data: dict[str, Any]) -> m.Document:
-    return m.Document(source=data["source"], title=data["title"], table=data["table"], chunks=data["chunks"],
-                      first=data["first"], last=data["last"], included=data["included"], cut=data["cut"],
-                      budget=data["budget"], context=data["context"])
+    return m.Document(
+        source=data["source"],
+        title=data["title"],
+        table=data["table"],
+        chunks=data["chunks"],
+        first=data["first"],
+        last=data["last"],
+        included=data["included"],
+        cut=data["cut"],
+        budget=data["budget"],
+        context=data["context"],
+    )
 
 
 def status_from_wire(data: dict[str, Any]) -> m.Status:
     conn, emb, d = data["connection"], data["embeddings"], data["defaults"]
     return m.Status(
-        connection=m.Connection(path=conn["path"], ok=conn["ok"], store=conn.get("store"),
-                                consistency_seconds=conn.get("consistencySeconds"), error=conn.get("error")),
+        connection=m.Connection(
+            path=conn["path"],
+            ok=conn["ok"],
+            store=conn.get("store"),
+            consistency_seconds=conn.get("consistencySeconds"),
+            error=conn.get("error"),
+        ),
         tables=tuple(_table_from_wire(t) for t in data["tables"]),
-        embeddings=m.Embeddings(available=emb["available"], key_source=emb["keySource"], model=emb["model"],
-                                dimensions=emb["dimensions"], base_url=emb["baseUrl"]),
-        defaults=m.Defaults(table=d["table"], text_column=d["textColumn"], vector_column=d["vectorColumn"],
-                            limit=d["limit"], context_budget=d["contextBudget"]),
+        embeddings=m.Embeddings(
+            available=emb["available"],
+            key_source=emb["keySource"],
+            model=emb["model"],
+            dimensions=emb["dimensions"],
+            base_url=emb["baseUrl"],
+        ),
+        defaults=m.Defaults(
+            table=d["table"],
+            text_column=d["textColumn"],
+            vector_column=d["vectorColumn"],
+            limit=d["limit"],
+            context_budget=d["contextBudget"],
+        ),
     )
 
 
@@ -169,9 +293,17 @@ def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
         return m.TableStatus(name=data["name"], error=data["error"])
     columns = data.get("columns")
     return m.TableStatus(
-        name=data["name"], rows=data["rows"], version=data["version"], updated_at=data["updatedAt"],
+        name=data["name"],
+        rows=data["rows"],
+        version=data["version"],
+        updated_at=data["updatedAt"],
         fts_columns=tuple(data["fullTextColumns"]),
-        vectors=tuple(m.VectorStatus(column=v["column"], dimension=v["dimension"], model=v["model"],
-                                     missing=v["missing"]) for v in data["vectors"]),
-        embedding_model=data.get("embeddingModel"), indexed_at=data.get("indexedAt"),
-        fts_coverage=data.get("fullTextCoverage"), columns=tuple(columns) if columns is not None else None)
+        vectors=tuple(
+            m.VectorStatus(column=v["column"], dimension=v["dimension"], model=v["model"], missing=v["missing"])
+            for v in data["vectors"]
+        ),
+        embedding_model=data.get("embeddingModel"),
+        indexed_at=data.get("indexedAt"),
+        fts_coverage=data.get("fullTextCoverage"),
+        columns=tuple(columns) if columns is not None else None,
+    )

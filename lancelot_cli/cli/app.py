@@ -67,8 +67,12 @@ def _already_plain(param: Any, value: Any) -> bool:
     """True when ``value`` is exactly of the parameter's plain declared type, with nothing to check."""
     descriptor = param.type_descriptor
     info = descriptor.parameter_info
-    if info.parser is not None or descriptor.file_annotation is not None or info.min is not None \
-            or info.max is not None:
+    if (
+        info.parser is not None
+        or descriptor.file_annotation is not None
+        or info.min is not None
+        or info.max is not None
+    ):
         return False
     annotation = descriptor.annotation
     members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
@@ -215,13 +219,16 @@ def root(
     ctx: typer.Context,
     db: Annotated[
         str | None,
-        typer.Option("--db", help="Database folder for every command (overrides LANCEDB_PATH).",
-                     metavar="PATH", show_default=False),
+        typer.Option(
+            "--db",
+            help="Database folder for every command (overrides LANCEDB_PATH).",
+            metavar="PATH",
+            show_default=False,
+        ),
     ] = None,
     version: Annotated[
         bool,
-        typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True,
-                     callback=_print_version),
+        typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True, callback=_print_version),
     ] = False,
 ) -> None:
     """Lancelot: read-only MCP server and CLI over a LanceDB database of your documents."""

@@ -80,13 +80,30 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
 def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any]) -> Any:
     lines = _lines(sock)
     sock.settimeout(HANDSHAKE_TIMEOUT)
-    _send(sock, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-        "clientInfo": {"name": "lancelot-cli", "version": _version()}}})
+    _send(
+        sock,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "lancelot-cli", "version": _version()},
+            },
+        },
+    )
     _answer(lines, 1)
     _send(sock, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    _send(sock, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                 "params": {"name": tool, "arguments": arguments, "_meta": WHOLE_REPLY}})
+    _send(
+        sock,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": WHOLE_REPLY},
+        },
+    )
     sock.settimeout(None)  # a long search is fine; Ctrl-C ends the wait
     return _answer(lines, 2)
 
@@ -177,12 +194,20 @@ def fingerprint(settings: Settings) -> str:
     """16 hex digits naming the server for these settings (see the module doc)."""
     from lancelot_cli._version import __version__
 
-    parts = [__version__, os.path.dirname(os.path.abspath(__file__)), os.path.realpath(sys.executable), sys.prefix,
-             sys.version,
-             str(settings.config_dir)]
+    parts = [
+        __version__,
+        os.path.dirname(os.path.abspath(__file__)),
+        os.path.realpath(sys.executable),
+        sys.prefix,
+        sys.version,
+        str(settings.config_dir),
+    ]
     parts += [f"{field.name}={getattr(settings, field.attr)!r}" for field in FIELDS]
-    parts += sorted(f"{name}={value}" for name, value in os.environ.items()
-                    if (name in OTHER_ENVIRONMENT or name.startswith(CREDENTIALS)) and name not in UNFELT)
+    parts += sorted(
+        f"{name}={value}"
+        for name, value in os.environ.items()
+        if (name in OTHER_ENVIRONMENT or name.startswith(CREDENTIALS)) and name not in UNFELT
+    )
     uri = settings.db_uri or ""
     if "://" not in uri and not os.path.isabs(os.path.expanduser(uri)):
         parts.append(os.getcwd())  # a relative database path (or none) means something only here
@@ -240,16 +265,30 @@ def start_pending() -> None:
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
     flags = ["-P"] if sys.version_info >= (3, 11) else []  # not the working folder on sys.path
-    log = f"{path[:-len('.sock')]}.log"
+    log = f"{path[: -len('.sock')]}.log"
     try:
         with open(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
             if out.tell() > MAX_LOG:  # the server's stderr: keep the newest lines only
                 out.truncate(0)
             process = subprocess.Popen(
-                [sys.executable, *flags, "-m", "lancelot_cli", "serve", "--socket", path,
-                 "--idle", repr(settings.warm_minutes)],
-                env=env, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=out, close_fds=True)
+                [
+                    sys.executable,
+                    *flags,
+                    "-m",
+                    "lancelot_cli",
+                    "serve",
+                    "--socket",
+                    path,
+                    "--idle",
+                    repr(settings.warm_minutes),
+                ],
+                env=env,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+                close_fds=True,
+            )
     except (OSError, ValueError, subprocess.SubprocessError):  # none this time; the command is done
         return
     _announce(where, process.pid, settings.warm_minutes)
@@ -262,8 +301,10 @@ def _announce(where: str, pid: int, minutes: float) -> None:
     except OSError:
         return
     os.close(fd)
-    sys.stderr.write(f"lancelot: started a background `lancelot serve` (pid {pid}) so the next searches "
-                     f"start fast; it exits after {minutes:g} idle minutes. LANCELOT_WARM=0 turns it off.\n")
+    sys.stderr.write(
+        f"lancelot: started a background `lancelot serve` (pid {pid}) so the next searches "
+        f"start fast; it exits after {minutes:g} idle minutes. LANCELOT_WARM=0 turns it off.\n"
+    )
     sys.stderr.flush()
 
 

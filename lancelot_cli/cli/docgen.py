@@ -33,8 +33,9 @@ from typing import Any
 
 from lancelot_cli.cli.docsample import EXAMPLES, PACKAGE, REPLIES, WIDTH, Sample, clean, environment
 
-REGION = re.compile(r"(?P<open><!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(?P<close><!-- /generated -->)",
-                    re.S)
+REGION = re.compile(
+    r"(?P<open><!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(?P<close><!-- /generated -->)", re.S
+)
 
 # The settings' kinds (see settings._setting) as a person reads them.
 _KINDS = {"str": "text", "int": "whole number, at least 1", "list": "comma-separated", "json": "JSON object"}
@@ -134,8 +135,13 @@ def tools_table(sample: Sample) -> str:
         required = set(schema.get("required", []))
         params = ", ".join(f"**`{p}`**" if p in required else f"`{p}`" for p in schema.get("properties", {})) or "none"
         rows.append(f"| `{tool['name']}` | {_cell(tool.get('title', ''))} | {params} | {_annotations(tool)} |")
-    rows += ["", (f"The `tools/list` reply, as `lancelot serve` sends it over stdio (one JSON-RPC line): "
-                  f"{sample.tools_list_size:,} characters.")]
+    rows += [
+        "",
+        (
+            f"The `tools/list` reply, as `lancelot serve` sends it over stdio (one JSON-RPC line): "
+            f"{sample.tools_list_size:,} characters."
+        ),
+    ]
     return "\n".join(rows)
 
 
@@ -152,8 +158,10 @@ def tool_block(sample: Sample, name: str) -> str:
         out += ["", "| parameter | type | required | default | range | meaning |", "|---|---|---|---|---|---|"]
         for param, spec in properties.items():
             default = f"`{json.dumps(spec['default'])}`" if "default" in spec else ""
-            out.append(f"| `{param}` | {_type(spec)} | {'yes' if param in required else 'no'} | {default} | "
-                       f"{_range(spec)} | {_cell(spec.get('description', ''))} |")
+            out.append(
+                f"| `{param}` | {_type(spec)} | {'yes' if param in required else 'no'} | {default} | "
+                f"{_range(spec)} | {_cell(spec.get('description', ''))} |"
+            )
     else:
         out += ["", "No parameters."]
     output = tool.get("outputSchema")

@@ -39,20 +39,37 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}([ T])\d{2}:\d{2}:\d{2}(\.\d+)?")
 _DURATION = re.compile(r"\bin \d+(?:\.\d+)? s\b")
 # Variables of the shell that change how output looks; cleared for every run, with all of Lancelot's own.
-_DISPLAY = ("NO_COLOR", "FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "TTY_INTERACTIVE",
-            "TERM", "COLORTERM", "GITHUB_ACTIONS", "_TYPER_FORCE_DISABLE_TERMINAL", "TERMINAL_WIDTH",
-            "COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+_DISPLAY = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "PY_COLORS",
+    "CLICOLOR_FORCE",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "TERM",
+    "COLORTERM",
+    "GITHUB_ACTIONS",
+    "_TYPER_FORCE_DISABLE_TERMINAL",
+    "TERMINAL_WIDTH",
+    "COLUMNS",
+    "LINES",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+)
 
 
 def _jq_fields(*keys: str) -> Callable[[str], str]:
     """What ``jq -c '{a, b}'`` prints for each JSON line: those keys, compact (a whole float as jq shows it)."""
+
     def shown(value: Any) -> Any:
         return int(value) if isinstance(value, float) and value.is_integer() else value
 
     def pick(text: str) -> str:
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return "\n".join(json.dumps({k: shown(row.get(k)) for k in keys}, ensure_ascii=False, separators=(",", ":"))
-                         for row in rows)
+        return "\n".join(
+            json.dumps({k: shown(row.get(k)) for k in keys}, ensure_ascii=False, separators=(",", ":")) for row in rows
+        )
+
     return pick
 
 
@@ -76,18 +93,31 @@ EXAMPLES: tuple[Example, ...] = (
     Example("index", "lancelot index examples/sample-docs ./sample-db --no-embed"),  # first: the others read it
     Example("status", "lancelot status --db ./sample-db"),
     Example("search", 'lancelot search "refund policy" --db ./sample-db --limit 3'),
-    Example("jsonl", 'lancelot search "refund policy" --db ./sample-db --limit 2 --jsonl', terminal=False,
-            pipe=(" | jq -c '{score, title, source}'", _jq_fields("score", "title", "source"))),
+    Example(
+        "jsonl",
+        'lancelot search "refund policy" --db ./sample-db --limit 2 --jsonl',
+        terminal=False,
+        pipe=(" | jq -c '{score, title, source}'", _jq_fields("score", "title", "source")),
+    ),
     Example("json-empty", 'lancelot search "xylophone" --db ./sample-db --json', terminal=False),
-    Example("query", 'lancelot query "how do refunds work?" --db ./sample-db --budget 700', terminal=False,
-            stdout_to="context.md"),
+    Example(
+        "query",
+        'lancelot query "how do refunds work?" --db ./sample-db --budget 700',
+        terminal=False,
+        stdout_to="context.md",
+    ),
     Example("show", "lancelot show policies/warranty.md --db ./sample-db"),
     Example("error", 'lancelot search "refund" --db ./sample-db --table nosuch', show_exit=True),
     Example("version", "lancelot version", terminal=False),
     Example("version-json", "lancelot version --json", terminal=False),
     # The install links encode the temporary folder's real path: cut.
-    Example("init", 'lancelot init --db "$PWD/sample-db" --no-api-key', terminal=False, writes_settings=True,
-            cut=r"(vscode:mcp/install\?|&config=)\S+"),
+    Example(
+        "init",
+        'lancelot init --db "$PWD/sample-db" --no-api-key',
+        terminal=False,
+        writes_settings=True,
+        cut=r"(vscode:mcp/install\?|&config=)\S+",
+    ),
     Example("init-show", "lancelot init --show", env=(("LANCELOT_WARM", None),)),  # as set up, not as here
     Example("serve-http", "lancelot serve --http 8080 --db ./sample-db", process=True),
 )
@@ -153,8 +183,11 @@ def _realign(before: list[str], after: list[str]) -> list[str]:
                 for col in range(len(starts) - 1):
                     gap = starts[col + 1] - starts[col] - max(len(row[col]) for row in old)
                     at.append(at[col] + max(len(row[col]) for row in new) + gap)
-                out[i:j] = [" " * at[0] + "".join(cell.ljust(at[c + 1] - at[c]) if c + 1 < len(row) else cell
-                                                  for c, cell in enumerate(row)) for row in new]
+                out[i:j] = [
+                    " " * at[0]
+                    + "".join(cell.ljust(at[c + 1] - at[c]) if c + 1 < len(row) else cell for c, cell in enumerate(row))
+                    for row in new
+                ]
         i = max(j, i + 1)
     return out
 
@@ -174,19 +207,39 @@ class Session:
 
     def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.log = open(home / "serve.log", "w+b")  # noqa: SIM115 (closed in replies())
-        self.proc = subprocess.Popen([sys.executable, "-m", "lancelot_cli", "serve"], cwd=home, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lancelot_cli", "serve"],
+            cwd=home,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+        )
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         messages: list[dict[str, Any]] = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": {"name": "lancelot-docs", "version": "1"}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "lancelot-docs", "version": "1"},
+                },
+            },
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         ]
-        messages += [{"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call",
-                      "params": {"name": r.tool, "arguments": r.arguments}} for i, r in enumerate(REPLIES)]
+        messages += [
+            {
+                "jsonrpc": "2.0",
+                "id": 3 + i,
+                "method": "tools/call",
+                "params": {"name": r.tool, "arguments": r.arguments},
+            }
+            for i, r in enumerate(REPLIES)
+        ]
         assert self.proc.stdin is not None
         self.proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
         self.proc.stdin.flush()  # stdin stays open until every answer is in
@@ -240,8 +293,14 @@ class Server:
             probe.bind(("127.0.0.1", 0))
             self.port = str(probe.getsockname()[1])
         args = [arg if arg != "8080" else self.port for arg in shlex.split(example.command)[1:]]
-        self.proc = subprocess.Popen([sys.executable, "-m", "lancelot_cli", *args], cwd=home, env=env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lancelot_cli", *args],
+            cwd=home,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         self.lines: queue.Queue[bytes] = queue.Queue()
         stream = self.proc.stderr
         assert stream is not None
@@ -287,12 +346,18 @@ class Sample:
         shutil.copytree(PACKAGE.parent / "examples" / "sample-docs", home / "examples" / "sample-docs")
         script = home / ".venv" / "bin" / "lancelot"  # `init` prints the script it runs from
         script.parent.mkdir(parents=True)
-        script.write_text("#!/bin/sh\nexec python3 -m lancelot_cli \"$@\"\n", encoding="utf-8")
+        script.write_text('#!/bin/sh\nexec python3 -m lancelot_cli "$@"\n', encoding="utf-8")
         script.chmod(0o755)
-        private = {"HOME": str(home), "LANCELOT_CONFIG_DIR": str(home / ".config" / "lancelot"),
-                   "LANCELOT_WARM": "0", "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-                   "XDG_RUNTIME_DIR": str(home / ".run"), "XDG_CACHE_HOME": str(home / ".cache"),
-                   "FASTEMBED_CACHE_PATH": str(home / ".cache" / "fastembed"), "HF_HUB_OFFLINE": "1"}
+        private = {
+            "HOME": str(home),
+            "LANCELOT_CONFIG_DIR": str(home / ".config" / "lancelot"),
+            "LANCELOT_WARM": "0",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "XDG_RUNTIME_DIR": str(home / ".run"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "FASTEMBED_CACHE_PATH": str(home / ".cache" / "fastembed"),
+            "HF_HUB_OFFLINE": "1",
+        }
         self.normal = [(str(home.resolve()), HOME), (str(home), HOME)]  # /tmp is /private/tmp on macOS
         cleared = {**os.environ, **environment(("PYTHONPATH",), **private)}
         process_env = {k: v for k, v in cleared.items() if v is not None}
@@ -344,8 +409,12 @@ class Sample:
             raise RuntimeError(f"example {example.name!r} raised {result.exception!r}") from result.exception
         command = example.command + (example.pipe[0] if example.pipe else "")
         if example.stdout_to:
-            out = [f"$ {command} > {example.stdout_to}", clean(result.stderr),
-                   f"$ cat {example.stdout_to}", clean(result.stdout)]
+            out = [
+                f"$ {command} > {example.stdout_to}",
+                clean(result.stderr),
+                f"$ cat {example.stdout_to}",
+                clean(result.stdout),
+            ]
         elif example.pipe:
             out = [f"$ {command}", example.pipe[1](clean(result.stdout)), clean(result.stderr)]
         else:

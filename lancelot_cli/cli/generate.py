@@ -68,8 +68,11 @@ def artifacts() -> dict[str, str]:
 def stale(root: Path = REPO) -> list[str]:
     """Generated files that are missing or differ under ``root``, plus pages no command has any more."""
     wanted = artifacts()
-    out = [path for path, text in wanted.items()
-           if not (root / path).is_file() or (root / path).read_text(encoding="utf-8") != text]
+    out = [
+        path
+        for path, text in wanted.items()
+        if not (root / path).is_file() or (root / path).read_text(encoding="utf-8") != text
+    ]
     man = root / "man"
     if man.is_dir():
         out += [f"man/{p.name}" for p in sorted(man.glob("*.1")) if f"man/{p.name}" not in wanted]

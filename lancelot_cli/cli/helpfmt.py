@@ -30,8 +30,15 @@ MIN_HELP_COLUMN = 24  # narrower than this, an option's help goes on the lines b
 
 # SGR codes; with NO_COLOR only the non-colour part (bold, dim) is used.
 _STYLES = {
-    "usage": ("", "33"), "title": ("1", ""), "dim": ("2", ""), "option": ("1", "36"), "short": ("1", "32"),
-    "metavar": ("1", "33"), "required": ("", "31"), "command": ("1", "36"), "border": ("2", ""),
+    "usage": ("", "33"),
+    "title": ("1", ""),
+    "dim": ("2", ""),
+    "option": ("1", "36"),
+    "short": ("1", "32"),
+    "metavar": ("1", "33"),
+    "required": ("", "31"),
+    "command": ("1", "36"),
+    "border": ("2", ""),
 }
 _OPTION_MENTION = re.compile(r"(?<![\w/.=-])--?[a-zA-Z][\w-]*")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -76,7 +83,7 @@ class _Painter:
         """A line of help text: option names picked out, the rest in ``style``."""
         out, last = [], 0
         for match in _OPTION_MENTION.finditer(line):
-            out.append(self(line[last:match.start()], style) if style else line[last:match.start()])
+            out.append(self(line[last : match.start()], style) if style else line[last : match.start()])
             out.append(self(match.group(), "option"))
             last = match.end()
         out.append(self(line[last:], style) if style else line[last:])
@@ -94,7 +101,7 @@ def _panel(title: str, rows: list[list[tuple[str, str]]], total: int, paint: _Pa
     """A rounded box as wide as ``total``; each row is its already padded (text, style) pieces."""
     inner = total - 4
     top = "╭─ " + title + " " + "─" * max(0, total - len(title) - 5) + "╮"
-    lines = [paint(top[:3], "border") + paint(title, "title") + paint(top[3 + len(title):], "border")]
+    lines = [paint(top[:3], "border") + paint(title, "title") + paint(top[3 + len(title) :], "border")]
 
     def piece(text: str, style: str) -> str:
         return paint.prose(text) if style == "prose" else paint(text, style) if style else text
@@ -107,8 +114,9 @@ def _panel(title: str, rows: list[list[tuple[str, str]]], total: int, paint: _Pa
     return lines
 
 
-def _columns(cells: list[list[str]], help_texts: list[tuple[str, str]], styles: list[str], inner: int,
-             gap: int = 2) -> list[list[tuple[str, str]]]:
+def _columns(
+    cells: list[list[str]], help_texts: list[tuple[str, str]], styles: list[str], inner: int, gap: int = 2
+) -> list[list[tuple[str, str]]]:
     """Rows of aligned columns, the last one (help) wrapped into what is left of ``inner``."""
     widths = [max(len(row[i]) for row in cells) for i in range(len(styles))]
     lead = sum(w + gap for w in widths if w)

@@ -19,55 +19,96 @@ if TYPE_CHECKING:
     from lancelot_cli.indexer.run import Options
     from lancelot_cli.settings import Settings
 
-HELP = ("Build or update table NAME in database DB from the .md, .txt and .html files under SRC. DB and "
-        "--table default to the stored or environment ones (LANCEDB_PATH, LANCEDB_TABLE). "
-        "The only command that writes; the server never does.")
+HELP = (
+    "Build or update table NAME in database DB from the .md, .txt and .html files under SRC. DB and "
+    "--table default to the stored or environment ones (LANCEDB_PATH, LANCEDB_TABLE). "
+    "The only command that writes; the server never does."
+)
 
 
 def index(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="Folder of documents to index.", metavar="SRC", show_default=False)],
-    database: Annotated[str | None, typer.Argument(help="Database folder, created if missing [default: "
-                                                        "LANCEDB_PATH, as stored by `lancelot init`].",
-                                                   metavar="DB", show_default=False)] = None,
+    database: Annotated[
+        str | None,
+        typer.Argument(
+            help="Database folder, created if missing [default: LANCEDB_PATH, as stored by `lancelot init`].",
+            metavar="DB",
+            show_default=False,
+        ),
+    ] = None,
     table: Table = None,
-    embed: Annotated[bool | None, typer.Option("--embed/--no-embed",
-                                               help="Also write vectors made with EMBEDDING_MODEL through the "
-                                                    "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
-                                                    "or with a local model when no key is set; unchanged chunks "
-                                                    "keep their vectors. [default: with a local model when one "
-                                                    "is on this machine (the local extra installed, nothing "
-                                                    "downloaded), else text only]",
-                                               show_default=False)] = None,
-    embed_model: Annotated[str | None, typer.Option("--embed-model", metavar="MODEL",
-                                                    help="Embed with this model (implies --embed): an API model "
-                                                         "name, local:NAME (a fastembed model, downloaded once) or "
-                                                         "local:/path/to/folder (an ONNX model folder, offline).",
-                                                    show_default=False)] = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=200, max=100_000,
-                                            help="Characters per chunk, about (use --rebuild after a change).")] = 1200,
-    watch: Annotated[bool, typer.Option("--watch", help="Keep running and update the table when files change "
-                                                        "(Ctrl-C to stop).")] = False,
-    rebuild: Annotated[bool, typer.Option("--rebuild", help="Read every file again, not just the changed ones.")
-                       ] = False,
-    ext: Annotated[list[str] | None, typer.Option("--ext", metavar="EXT[,EXT]",
-                                                  help="Also index source files with these extensions (e.g. "
-                                                       "py,ts,sql), as overlapping windows of lines.",
-                                                  show_default=False)] = None,
-    max_file_size: Annotated[int, typer.Option("--max-file-size", min=1, metavar="BYTES",
-                                               help="Skip (and list) files larger than this.")] = 5 * 1024 * 1024,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB",
-                                                      help="Leave out files matching this .gitignore-style pattern "
-                                                           "(repeatable; saved with the table, so re-runs and "
-                                                           "--watch keep it; --exclude '' clears). A "
-                                                           ".lancelotignore file in SRC is honoured too.",
-                                                      show_default=False)] = None,
-    site_detection: Annotated[bool | None, typer.Option("--site-detection/--no-site-detection",
-                                                        help="In a generated documentation site (Sphinx, MkDocs, "
-                                                             "Docusaurus) index the rendered pages only, not source "
-                                                             "copies or search and index pages [default: on, or as "
-                                                             "saved with the table].",
-                                                        show_default=False)] = None,
+    embed: Annotated[
+        bool | None,
+        typer.Option(
+            "--embed/--no-embed",
+            help="Also write vectors made with EMBEDDING_MODEL through the "
+            "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
+            "or with a local model when no key is set; unchanged chunks "
+            "keep their vectors. [default: with a local model when one "
+            "is on this machine (the local extra installed, nothing "
+            "downloaded), else text only]",
+            show_default=False,
+        ),
+    ] = None,
+    embed_model: Annotated[
+        str | None,
+        typer.Option(
+            "--embed-model",
+            metavar="MODEL",
+            help="Embed with this model (implies --embed): an API model "
+            "name, local:NAME (a fastembed model, downloaded once) or "
+            "local:/path/to/folder (an ONNX model folder, offline).",
+            show_default=False,
+        ),
+    ] = None,
+    chunk_size: Annotated[
+        int,
+        typer.Option(
+            "--chunk-size", min=200, max=100_000, help="Characters per chunk, about (use --rebuild after a change)."
+        ),
+    ] = 1200,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep running and update the table when files change (Ctrl-C to stop).")
+    ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Read every file again, not just the changed ones.")
+    ] = False,
+    ext: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ext",
+            metavar="EXT[,EXT]",
+            help="Also index source files with these extensions (e.g. py,ts,sql), as overlapping windows of lines.",
+            show_default=False,
+        ),
+    ] = None,
+    max_file_size: Annotated[
+        int, typer.Option("--max-file-size", min=1, metavar="BYTES", help="Skip (and list) files larger than this.")
+    ] = 5 * 1024 * 1024,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Leave out files matching this .gitignore-style pattern "
+            "(repeatable; saved with the table, so re-runs and "
+            "--watch keep it; --exclude '' clears). A "
+            ".lancelotignore file in SRC is honoured too.",
+            show_default=False,
+        ),
+    ] = None,
+    site_detection: Annotated[
+        bool | None,
+        typer.Option(
+            "--site-detection/--no-site-detection",
+            help="In a generated documentation site (Sphinx, MkDocs, "
+            "Docusaurus) index the rendered pages only, not source "
+            "copies or search and index pages [default: on, or as "
+            "saved with the table].",
+            show_default=False,
+        ),
+    ] = None,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -75,9 +116,15 @@ def index(
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
     embed = True if embed_model else embed
-    options = Options(embed=embed, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(ext or ()),
-                      max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
-                      site_detection=site_detection)
+    options = Options(
+        embed=embed,
+        chunk_size=chunk_size,
+        rebuild=rebuild,
+        extensions=tuple(ext or ()),
+        max_file_size=max_file_size,
+        exclude=None if exclude is None else tuple(exclude),
+        site_detection=site_detection,
+    )
     from lancelot_cli.indexer.sources import NothingToIndex
 
     try:

@@ -68,15 +68,21 @@ def _param(param: ParamDoc) -> list[str]:
 def render(doc: CommandDoc, root: CommandDoc, version: str, commands: list[CommandDoc]) -> str:
     """The roff source of the page for ``doc``; ``root`` gives the exit status and the page list."""
     name = page_name(doc)
-    lines = [GENERATED,
-             f'.TH "{name.upper()}" "1" "" "lancelot {version}" "User Commands"',
-             ".SH NAME",
-             f"{_literal(name)} \\- {_line(doc.summary)}",
-             ".SH SYNOPSIS",
-             f".B {doc.path}",
-             " ".join(f"[\\fI{piece[1:-1]}\\fR]" if piece.startswith("[") and piece.endswith("]")
-                      else f"\\fI{_literal(piece)}\\fR" for piece in doc.usage.split()),
-             ".SH DESCRIPTION"]
+    lines = [
+        GENERATED,
+        f'.TH "{name.upper()}" "1" "" "lancelot {version}" "User Commands"',
+        ".SH NAME",
+        f"{_literal(name)} \\- {_line(doc.summary)}",
+        ".SH SYNOPSIS",
+        f".B {doc.path}",
+        " ".join(
+            f"[\\fI{piece[1:-1]}\\fR]"
+            if piece.startswith("[") and piece.endswith("]")
+            else f"\\fI{_literal(piece)}\\fR"
+            for piece in doc.usage.split()
+        ),
+        ".SH DESCRIPTION",
+    ]
     lines.extend(_block(doc.help))
     arguments = [p for p in doc.params if p.kind == "argument"]
     options = [p for p in doc.params if p.kind == "option"]
@@ -91,8 +97,14 @@ def render(doc: CommandDoc, root: CommandDoc, version: str, commands: list[Comma
     if doc.subcommands:
         lines.append(".SH COMMANDS")
         for sub, summary in doc.subcommands:
-            lines.extend([".TP", f"\\fB{_literal(sub)}\\fR", _line(summary),
-                          f"See \\fB{_literal(root.path + '-' + sub)}\\fR(1)."])
+            lines.extend(
+                [
+                    ".TP",
+                    f"\\fB{_literal(sub)}\\fR",
+                    _line(summary),
+                    f"See \\fB{_literal(root.path + '-' + sub)}\\fR(1).",
+                ]
+            )
     if doc.epilog.strip() and doc is not root:
         lines.append(".SH NOTES")
         lines.extend(_block(doc.epilog))

@@ -23,8 +23,11 @@ def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
         folder = _completion_db(ctx)
         if not folder or "://" in folder:
             return []
-        names = sorted(entry.name[: -len(".lance")] for entry in os.scandir(os.path.expanduser(folder))
-                       if entry.is_dir() and entry.name.endswith(".lance") and not entry.name.startswith("."))
+        names = sorted(
+            entry.name[: -len(".lance")]
+            for entry in os.scandir(os.path.expanduser(folder))
+            if entry.is_dir() and entry.name.endswith(".lance") and not entry.name.startswith(".")
+        )
     except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
         return []
     return [name for name in names if name.startswith(incomplete)]
@@ -48,15 +51,34 @@ def _completion_db(ctx: typer.Context) -> str | None:
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print the MCP tool's JSON reply on stdout (for scripts).")]
-Table = Annotated[str | None, typer.Option("--table", "-t", metavar="NAME", autocompletion=complete_table,
-                                           help=f"Table to use [default: LANCEDB_TABLE or {DEFAULT_TABLE}].",
-                                           show_default=False)]
-Limit = Annotated[int | None, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, metavar="N",
-                                           help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT "
-                                                f"or {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default}].",
-                                           show_default=False)]
-Db = Annotated[str | None, typer.Option("--db", help="Database folder [default: LANCEDB_PATH].", metavar="PATH",
-                                        show_default=False)]
+Table = Annotated[
+    str | None,
+    typer.Option(
+        "--table",
+        "-t",
+        metavar="NAME",
+        autocompletion=complete_table,
+        help=f"Table to use [default: LANCEDB_TABLE or {DEFAULT_TABLE}].",
+        show_default=False,
+    ),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        min=1,
+        max=MAX_LIMIT,
+        metavar="N",
+        help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT "
+        f"or {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default}].",
+        show_default=False,
+    ),
+]
+Db = Annotated[
+    str | None,
+    typer.Option("--db", help="Database folder [default: LANCEDB_PATH].", metavar="PATH", show_default=False),
+]
 
 
 def load_settings(ctx: typer.Context, db: str | None = None, **flags: Any) -> Settings:

@@ -36,9 +36,11 @@ HINTS = {
     "find_source": " (run `lancelot search` to find one)",
 }
 
-STATUS_HELP = ("Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
-               "one, when each was last written) and every setting with where it came from (flag, environment, "
-               "settings file, default).")
+STATUS_HELP = (
+    "Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
+    "one, when each was last written) and every setting with where it came from (flag, environment, "
+    "settings file, default)."
+)
 STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
 SEARCH_HELP = (
     "Search the documents; what the lancedb_search tool does.\n\n"
@@ -47,23 +49,43 @@ SEARCH_HELP = (
     "from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
     "meant for programs."
 )
-SEARCH_EPILOG = ("Finding nothing is not an error: exit 0, with \"No matches\" on stderr (the --json reply has "
-                 "count 0; --jsonl prints no lines). Scripts read the count, as with the MCP tool, and a pipeline "
-                 "such as `lancelot search x --jsonl | jq` does not break on an empty result. Non-zero exits are "
-                 "for errors only.")
-QUERY_HELP = ("Print the context block for a question; what the lancedb_query tool does. On a terminal the "
-              "block is shown as Markdown; piped, it is the raw Markdown text.")
+SEARCH_EPILOG = (
+    'Finding nothing is not an error: exit 0, with "No matches" on stderr (the --json reply has '
+    "count 0; --jsonl prints no lines). Scripts read the count, as with the MCP tool, and a pipeline "
+    "such as `lancelot search x --jsonl | jq` does not break on an empty result. Non-zero exits are "
+    "for errors only."
+)
+QUERY_HELP = (
+    "Print the context block for a question; what the lancedb_query tool does. On a terminal the "
+    "block is shown as Markdown; piped, it is the raw Markdown text."
+)
 VERSION_HELP = "Show Lancelot's version and the MCP protocol version on one line (--json: also the features)."
-SHOW_HELP = ("Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
-             "chunk N; what the lancedb_document tool does. Reads the database, never the files.")
+SHOW_HELP = (
+    "Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
+    "chunk N; what the lancedb_document tool does. Reads the database, never the files."
+)
 
-PathPrefix = Annotated[str | None, typer.Option("--path-prefix", metavar="PREFIX", show_default=False,
-                                                help="Only documents whose path starts with PREFIX (a folder needs "
-                                                     "its trailing slash: docs/adr/).")]
-Filter = Annotated[list[str] | None, typer.Option("--filter", "-f", metavar="COLUMN=VALUE", show_default=False,
-                                                  help="Only rows whose COLUMN equals VALUE (e.g. status=accepted); "
-                                                       "repeat for more columns, or repeat a column for any of "
-                                                       "several values.")]
+PathPrefix = Annotated[
+    str | None,
+    typer.Option(
+        "--path-prefix",
+        metavar="PREFIX",
+        show_default=False,
+        help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: docs/adr/).",
+    ),
+]
+Filter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        "-f",
+        metavar="COLUMN=VALUE",
+        show_default=False,
+        help="Only rows whose COLUMN equals VALUE (e.g. status=accepted); "
+        "repeat for more columns, or repeat a column for any of "
+        "several values.",
+    ),
+]
 
 
 def parse_filters(values: list[str] | None) -> dict[str, object] | None:
@@ -82,8 +104,13 @@ def parse_filters(values: list[str] | None) -> dict[str, object] | None:
 SearchType = Enum("SearchType", {name: name for name in SEARCH_TYPES}, type=str)  # type: ignore[misc]
 
 
-def _answer(settings: Settings, tool: str, arguments: dict[str, Any], local: Callable[[Engine], T],
-            from_wire: Callable[[dict[str, Any]], T]) -> tuple[T, str]:
+def _answer(
+    settings: Settings,
+    tool: str,
+    arguments: dict[str, Any],
+    local: Callable[[Engine], T],
+    from_wire: Callable[[dict[str, Any]], T],
+) -> tuple[T, str]:
     """The reply model ``render`` draws and its ``--json`` text: from the background server when one
     answers (``tool`` with the non-None ``arguments``; cli/background.py), else from the engine
     in-process (``local``). The same model, the same JSON and the same errors either way."""
@@ -114,26 +141,48 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY", show_default=False)],
     limit: Limit = None,
-    search_type: Annotated[SearchType, typer.Option(
-        "--type", help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
-                       "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.")
+    search_type: Annotated[
+        SearchType,
+        typer.Option(
+            "--type",
+            help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
+            "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.",
+        ),
     ] = SearchType.auto,  # type: ignore[attr-defined]
     table: Table = None,
-    text_column: Annotated[str | None, typer.Option("--text-column", metavar="COLUMN",
-                                                    help="Column holding the text [default: LANCEDB_TEXT_COLUMN "
-                                                         "or text].", show_default=False)] = None,
-    vector_column: Annotated[str | None, typer.Option("--vector-column", metavar="COLUMN",
-                                                      help="Column holding the vectors [default: "
-                                                           "LANCEDB_VECTOR_COLUMN or vector].",
-                                                      show_default=False)] = None,
+    text_column: Annotated[
+        str | None,
+        typer.Option(
+            "--text-column",
+            metavar="COLUMN",
+            help="Column holding the text [default: LANCEDB_TEXT_COLUMN or text].",
+            show_default=False,
+        ),
+    ] = None,
+    vector_column: Annotated[
+        str | None,
+        typer.Option(
+            "--vector-column",
+            metavar="COLUMN",
+            help="Column holding the vectors [default: LANCEDB_VECTOR_COLUMN or vector].",
+            show_default=False,
+        ),
+    ] = None,
     path_prefix: PathPrefix = None,
     filters: Filter = None,
-    per_document: Annotated[int | None, typer.Option(
-        "--per-document", metavar="N", show_default=False,
-        help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.")] = None,
+    per_document: Annotated[
+        int | None,
+        typer.Option(
+            "--per-document",
+            metavar="N",
+            show_default=False,
+            help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.",
+        ),
+    ] = None,
     json_out: Json = False,
-    jsonl_out: Annotated[bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line "
-                                                            "(the hits of --json).")] = False,
+    jsonl_out: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line (the hits of --json).")
+    ] = False,
     db: Db = None,
 ) -> None:
     """Exit 0 also when nothing matches (the count says so); non-zero only for errors."""
@@ -141,13 +190,32 @@ def search(
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     wanted = parse_filters(filters)
     reply, text = _answer(
-        load_settings(ctx, db), "lancedb_search",
-        {"query": query, "limit": limit, "searchType": search_type.value, "table": table, "textColumn": text_column,
-         "vectorColumn": vector_column, "pathPrefix": path_prefix, "filters": wanted, "perDocument": per_document},
-        lambda engine: engine.search(query, limit=limit, search_type=search_type.value, table=table,
-                                     text_column=text_column, vector_column=vector_column, path_prefix=path_prefix,
-                                     filters=wanted, per_document=per_document),
-        lambda data: search_from_wire(data, query))
+        load_settings(ctx, db),
+        "lancedb_search",
+        {
+            "query": query,
+            "limit": limit,
+            "searchType": search_type.value,
+            "table": table,
+            "textColumn": text_column,
+            "vectorColumn": vector_column,
+            "pathPrefix": path_prefix,
+            "filters": wanted,
+            "perDocument": per_document,
+        },
+        lambda engine: engine.search(
+            query,
+            limit=limit,
+            search_type=search_type.value,
+            table=table,
+            text_column=text_column,
+            vector_column=vector_column,
+            path_prefix=path_prefix,
+            filters=wanted,
+            per_document=per_document,
+        ),
+        lambda data: search_from_wire(data, query),
+    )
     from lancelot_cli.cli import render
 
     if json_out:
@@ -160,11 +228,20 @@ def search(
 
 def query(
     ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION",
-                                            show_default=False)],
-    budget: Annotated[int | None, typer.Option("--budget", "-b", min=MIN_BUDGET, metavar="CHARS",
-                                               help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
-                                               show_default=False)] = None,
+    question: Annotated[
+        str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION", show_default=False)
+    ],
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            "-b",
+            min=MIN_BUDGET,
+            metavar="CHARS",
+            help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
+            show_default=False,
+        ),
+    ] = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
     limit: Limit = None,
     table: Table = None,
@@ -175,12 +252,28 @@ def query(
 ) -> None:
     wanted = parse_filters(filters)
     reply, text = _answer(
-        load_settings(ctx, db), "lancedb_query",
-        {"question": question, "contextBudget": budget, "warmStart": warm_start, "table": table, "limit": limit,
-         "pathPrefix": path_prefix, "filters": wanted},
-        lambda engine: engine.query(question, context_budget=budget, warm_start=warm_start, table=table,
-                                    limit=limit, path_prefix=path_prefix, filters=wanted),
-        lambda data: context_from_wire(data, question))
+        load_settings(ctx, db),
+        "lancedb_query",
+        {
+            "question": question,
+            "contextBudget": budget,
+            "warmStart": warm_start,
+            "table": table,
+            "limit": limit,
+            "pathPrefix": path_prefix,
+            "filters": wanted,
+        },
+        lambda engine: engine.query(
+            question,
+            context_budget=budget,
+            warm_start=warm_start,
+            table=table,
+            limit=limit,
+            path_prefix=path_prefix,
+            filters=wanted,
+        ),
+        lambda data: context_from_wire(data, question),
+    )
     if json_out:
         typer.echo(text)
     else:
@@ -197,8 +290,13 @@ def status(
 ) -> None:
     """Exit 1 when the database cannot be opened."""
     settings = load_settings(ctx, db)
-    reply, text = _answer(settings, "lancedb_status", {"verbose": verbose},
-                          lambda engine: engine.status(verbose=verbose), status_from_wire)
+    reply, text = _answer(
+        settings,
+        "lancedb_status",
+        {"verbose": verbose},
+        lambda engine: engine.status(verbose=verbose),
+        status_from_wire,
+    )
     if json_out:
         typer.echo(text)
     else:
@@ -240,14 +338,27 @@ def version(ctx: typer.Context, json_out: Json = False) -> None:
 
 def show(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help="A document's path as search shows it, or SOURCE#N for the chunks "
-                                               "around chunk N (a hit's id).", metavar="SOURCE[#N]",
-                                          show_default=False)],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A document's path as search shows it, or SOURCE#N for the chunks around chunk N (a hit's id).",
+            metavar="SOURCE[#N]",
+            show_default=False,
+        ),
+    ],
     before: Annotated[int, typer.Option("--before", min=0, max=MAX_LIMIT, help="Chunks before chunk N.")] = 2,
     after: Annotated[int, typer.Option("--after", min=0, max=MAX_LIMIT, help="Chunks after chunk N.")] = 2,
-    budget: Annotated[int | None, typer.Option("--budget", "-b", min=MIN_BUDGET, metavar="CHARS",
-                                               help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
-                                               show_default=False)] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            "-b",
+            min=MIN_BUDGET,
+            metavar="CHARS",
+            help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
+            show_default=False,
+        ),
+    ] = None,
     table: Table = None,
     json_out: Json = False,
     db: Db = None,
@@ -261,8 +372,13 @@ def show(
         return engine.document(source, context_budget=budget, table=table)
 
     arguments = {"id": source, "before": before, "after": after} if around else {"source": source}
-    reply, text = _answer(load_settings(ctx, db), "lancedb_document",
-                          {**arguments, "contextBudget": budget, "table": table}, local, document_from_wire)
+    reply, text = _answer(
+        load_settings(ctx, db),
+        "lancedb_document",
+        {**arguments, "contextBudget": budget, "table": table},
+        local,
+        document_from_wire,
+    )
     if json_out:
         typer.echo(text)
     else:

@@ -31,7 +31,7 @@ class ParamDoc:
     def default(self) -> str | None:
         for extra in self.extras:
             if extra.startswith("default: "):
-                return extra[len("default: "):]
+                return extra[len("default: ") :]
         return None
 
 
@@ -80,8 +80,9 @@ def param_doc(param: Any, ctx: Any) -> ParamDoc | None:
         return ParamDoc("argument", (name,), (), None, text.strip(), extras, bool(param.required))
     long_first = sorted(param.opts, key=lambda opt: (not opt.startswith("--"), opt))
     metavar = None if param.is_flag or param.count else param.display_type_rich(ctx)
-    return ParamDoc("option", tuple(long_first), tuple(param.secondary_opts), metavar, text.strip(), extras,
-                    bool(param.required))
+    return ParamDoc(
+        "option", tuple(long_first), tuple(param.secondary_opts), metavar, text.strip(), extras, bool(param.required)
+    )
 
 
 def usage(command: Any, ctx: Any) -> str:
@@ -108,8 +109,15 @@ def describe(command: Any, ctx: Any) -> CommandDoc:
             if sub is not None and not sub.hidden:
                 rows.append((name, " ".join(paragraphs(sub.help or "")[0].split())))
         subcommands = tuple(rows)
-    return CommandDoc(ctx.command_path, ctx.info_name or command.name, usage(command, ctx), command.help or "",
-                      command.epilog or "", params, subcommands)
+    return CommandDoc(
+        ctx.command_path,
+        ctx.info_name or command.name,
+        usage(command, ctx),
+        command.help or "",
+        command.epilog or "",
+        params,
+        subcommands,
+    )
 
 
 def walk(root: Any, prog_name: str = "lancelot") -> list[CommandDoc]:

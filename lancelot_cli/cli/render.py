@@ -185,6 +185,7 @@ def _markdown(context: str, included: int, budget: int, left_out: int) -> None:
 
 # -- status --------------------------------------------------------------------------------------------
 
+
 # The settings `status` shows, with where each came from (flag, env, file, default).
 def _when(stamp: str | None) -> str:
     if not stamp:
@@ -229,8 +230,9 @@ def _print_table(out: Console, table: Table) -> None:
 
 
 def _grid_table(out: Console, *headers: str) -> Table:
-    table = Table(box=box.SIMPLE_HEAD if out.is_terminal else None, pad_edge=False, header_style="bold",
-                  show_edge=False)
+    table = Table(
+        box=box.SIMPLE_HEAD if out.is_terminal else None, pad_edge=False, header_style="bold", show_edge=False
+    )
     for header in headers:
         table.add_column(header, justify="right" if header == "rows" else "left")
     return table
@@ -245,16 +247,16 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     if conn.ok:
         out.print(f"[bold]Database[/]  {escape((conn.path or '') + store)}  [green]ok[/]")
     else:
-        out.print(f"[bold]Database[/]  {escape(conn.path or '(not set)')}  "
-                  f"[red]{escape(conn.error or 'unavailable')}[/]")
+        out.print(
+            f"[bold]Database[/]  {escape(conn.path or '(not set)')}  [red]{escape(conn.error or 'unavailable')}[/]"
+        )
     if reply.tables:
         table = _grid_table(out, "table", "rows", "full-text index", "vectors", "last indexed")
         for entry in reply.tables:
             if entry.error is not None:
                 table.add_row(entry.name, "?", Text(entry.error, style="red"), "", "")
                 continue
-            table.add_row(entry.name, str(entry.rows), _fts_cell(entry), _vectors_cell(entry),
-                          _when(entry.updated_at))
+            table.add_row(entry.name, str(entry.rows), _fts_cell(entry), _vectors_cell(entry), _when(entry.updated_at))
         out.print()
         _print_table(out, table)
         for entry in reply.tables:
@@ -267,8 +269,10 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     if emb.available:
         out.print(f"[bold]Vector search[/]  available (key from {emb.key_source}), model {escape(emb.model)}")
     else:
-        out.print("[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
-                  "text search works without one")
+        out.print(
+            "[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
+            "text search works without one"
+        )
     if background is not None:
         out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()
@@ -290,8 +294,15 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = stderr()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
         reading = bar.add_task("reading", total=None)
         embedding = bar.add_task("embedding", total=None, visible=False)
 
@@ -307,8 +318,7 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
             first[:] = first or [(now, done)]
             elapsed, made = now - first[0][0], done - first[0][1]
             rate = f", {made / elapsed:.1f} chunks/s" if made and elapsed > 0 else ""
-            bar.update(embedding, completed=done, total=total, visible=True,
-                       description=f"embedding ({model}{rate})")
+            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model}{rate})")
 
         yield progress, on_embed
 
@@ -319,34 +329,59 @@ def index_summary(report: dict[str, Any]) -> None:
         err.print(f"[yellow]skipped[/] {escape(shown(item['path']))}: {escape(shown(item['reason']))}")
     for item in report.get("notes", ()):
         err.print(f"[yellow]note[/] {escape(shown(item['path']))}: {escape(shown(item['note']))}")
-    change = (f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
-              if report["committed"] else "no changes")
-    err.print(escape(
-        f"Indexed {report['files']} file(s) into {report['chunks']} chunk(s) in table {report['table']!r} "
-        f"of {report['database']} ({change}; {len(report['skipped'])} skipped) in {report['seconds']:.1f} s."
-    ))
+    change = (
+        f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
+        if report["committed"]
+        else "no changes"
+    )
+    err.print(
+        escape(
+            f"Indexed {report['files']} file(s) into {report['chunks']} chunk(s) in table {report['table']!r} "
+            f"of {report['database']} ({change}; {len(report['skipped'])} skipped) in {report['seconds']:.1f} s."
+        )
+    )
     if report.get("site"):
         err.print(escape(f"{report['site']}."))
     if report.get("fullTextIndexesBuilt"):
-        err.print(escape(f"Full-text indexes built anew for this version (its analyzer, or a column an earlier "
-                         f"one did not index): {', '.join(report['fullTextIndexesBuilt'])}."))
+        err.print(
+            escape(
+                f"Full-text indexes built anew for this version (its analyzer, or a column an earlier "
+                f"one did not index): {', '.join(report['fullTextIndexesBuilt'])}."
+            )
+        )
     if report.get("embeddingModel"):
-        searchable = (f"searchable by text after {report['textSeconds']:.1f} s; "
-                      if report.get("textSeconds") is not None and report["embedded"] else "")
-        err.print(escape(f"Vectors: {searchable}{report['embedded']} chunk(s) embedded with "
-                         f"{report['embeddingModel']}, the rest reused"
-                         + (f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for "
-                            "embedding" if report["truncatedForEmbedding"] else "")))
+        searchable = (
+            f"searchable by text after {report['textSeconds']:.1f} s; "
+            if report.get("textSeconds") is not None and report["embedded"]
+            else ""
+        )
+        err.print(
+            escape(
+                f"Vectors: {searchable}{report['embedded']} chunk(s) embedded with "
+                f"{report['embeddingModel']}, the rest reused"
+                + (
+                    f"; {report['truncatedForEmbedding']} long chunk(s) cut to 8,000 characters for embedding"
+                    if report["truncatedForEmbedding"]
+                    else ""
+                )
+            )
+        )
     elif report.get("withoutVectors"):
-        err.print(f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; "
-                  f"run with --embed to add them")
+        err.print(
+            f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; run with --embed to add them"
+        )
     elif report.get("vectorsHint"):
         err.print(f"[yellow]note:[/] {escape(report['vectorsHint'])}")
 
 
 def batch_line(report: dict[str, Any], clock: str) -> str:
     """One line for a --watch batch: what changed, how many rows, how long."""
-    skipped = f", {len(report['skipped'])} skipped ({', '.join(shown(s['path']) for s in report['skipped'][:3])})" \
-        if report["skipped"] else ""
-    return escape(f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} "
-                  f"-{report['deleted']} chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}")
+    skipped = (
+        f", {len(report['skipped'])} skipped ({', '.join(shown(s['path']) for s in report['skipped'][:3])})"
+        if report["skipped"]
+        else ""
+    )
+    return escape(
+        f"{clock}  {report['read']} file(s) read: +{report['added']} ~{report['updated']} "
+        f"-{report['deleted']} chunks, {report['chunks']} in table, {report['seconds']:.2f} s{skipped}"
+    )

@@ -14,9 +14,11 @@ from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.schema import is_local, local_path
 
-HELP = ("Run the read-only MCP server: on stdio (what an MCP client starts; stdout carries MCP messages "
-        "only), with --http [PORT] on Streamable HTTP at http://HOST:PORT/mcp, or with --socket PATH on a "
-        "Unix socket (what the CLI's read commands use in the background).")
+HELP = (
+    "Run the read-only MCP server: on stdio (what an MCP client starts; stdout carries MCP messages "
+    "only), with --http [PORT] on Streamable HTTP at http://HOST:PORT/mcp, or with --socket PATH on a "
+    "Unix socket (what the CLI's read commands use in the background)."
+)
 
 DEFAULT_HTTP_PORT = 3000
 
@@ -36,25 +38,60 @@ def with_http_default(args: list[str]) -> list[str]:
 
 def serve(
     ctx: typer.Context,
-    http: Annotated[int | None, typer.Option("--http", metavar="[PORT]", min=0, max=65535, show_default=False,
-                                             help=f"Serve Streamable HTTP instead of stdio, on PORT "
-                                                  f"(default {DEFAULT_HTTP_PORT}).")] = None,
-    port: Annotated[int | None, typer.Option("--port", min=0, max=65535, show_default=False,
-                                             help="HTTP port (same as --http PORT).")] = None,
-    host: Annotated[str, typer.Option("--host", help="HTTP bind address. Beyond loopback there is no "
-                                                     "authentication: put a proxy that has it in front.")
-                    ] = "127.0.0.1",
-    metrics_log: Annotated[str | None, typer.Option("--metrics-log", metavar="FILE", show_default=False,
-                                                    help="Append one JSON line per tool call (tool, argument size, "
-                                                         "ms, tokens, error) to FILE; a relative name is put in the "
-                                                         "config folder.")] = None,
-    socket: Annotated[str | None, typer.Option("--socket", metavar="PATH", show_default=False,
-                                               help="Serve on a Unix socket at PATH instead of stdio: "
-                                                    "newline-delimited JSON-RPC, one MCP session per "
-                                                    "connection (the socket is made 0600).")] = None,
-    idle: Annotated[float, typer.Option("--idle", metavar="MINUTES", min=0, max=1440,
-                                        help="With --socket: exit after MINUTES without a connection "
-                                             "(0: never).")] = 0,
+    http: Annotated[
+        int | None,
+        typer.Option(
+            "--http",
+            metavar="[PORT]",
+            min=0,
+            max=65535,
+            show_default=False,
+            help=f"Serve Streamable HTTP instead of stdio, on PORT (default {DEFAULT_HTTP_PORT}).",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=0, max=65535, show_default=False, help="HTTP port (same as --http PORT)."),
+    ] = None,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="HTTP bind address. Beyond loopback there is no authentication: put a proxy that has it in front.",
+        ),
+    ] = "127.0.0.1",
+    metrics_log: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-log",
+            metavar="FILE",
+            show_default=False,
+            help="Append one JSON line per tool call (tool, argument size, "
+            "ms, tokens, error) to FILE; a relative name is put in the "
+            "config folder.",
+        ),
+    ] = None,
+    socket: Annotated[
+        str | None,
+        typer.Option(
+            "--socket",
+            metavar="PATH",
+            show_default=False,
+            help="Serve on a Unix socket at PATH instead of stdio: "
+            "newline-delimited JSON-RPC, one MCP session per "
+            "connection (the socket is made 0600).",
+        ),
+    ] = None,
+    idle: Annotated[
+        float,
+        typer.Option(
+            "--idle",
+            metavar="MINUTES",
+            min=0,
+            max=1440,
+            help="With --socket: exit after MINUTES without a connection (0: never).",
+        ),
+    ] = 0,
     db: Db = None,
 ) -> None:
     settings = load_settings(ctx, db)
@@ -85,8 +122,10 @@ def warn_missing_database(settings: Settings) -> None:
     path = Path(local_path(settings.db_uri)).expanduser()
     if not os.path.isdir(path):
         what = "is not a folder" if path.exists() else "does not exist yet"
-        sys.stderr.write(f"lancelot: warning: database folder {path} {what}; tools will say so until "
-                         f"`lancelot index SRC {path}` creates it\n")
+        sys.stderr.write(
+            f"lancelot: warning: database folder {path} {what}; tools will say so until "
+            f"`lancelot index SRC {path}` creates it\n"
+        )
         sys.stderr.flush()
 
 
@@ -99,7 +138,9 @@ def metrics_log_path(name: str, settings: Settings) -> Path:
     if settings.db_uri and is_local(settings.db_uri):
         db = Path(local_path(settings.db_uri)).expanduser().resolve()
         if path == db or db in path.parents:
-            raise ConfigError(f"--metrics-log must not write into the database folder {db}; give a name (it goes "
-                              f"to {settings.config_dir}) or another path")
+            raise ConfigError(
+                f"--metrics-log must not write into the database folder {db}; give a name (it goes "
+                f"to {settings.config_dir}) or another path"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     return path

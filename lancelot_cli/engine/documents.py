@@ -32,15 +32,18 @@ def document_rows(tbl: ReadOnlyTable, source_col: str, columns: list[str], sourc
     """A document's rows in chunk order; hint ``find_source`` when there is no such document."""
     rows = tbl.rows(columns, equal_to(source_col, source))
     if not rows:
-        raise DocumentNotFoundError(f"no document {source!r} in table {tbl.name!r}; sources are paths as "
-                                    f"search hits show them", hint="find_source")
+        raise DocumentNotFoundError(
+            f"no document {source!r} in table {tbl.name!r}; sources are paths as search hits show them",
+            hint="find_source",
+        )
     if CHUNK in columns:
         rows.sort(key=lambda row: row.get(CHUNK) or 0)
     return rows
 
 
-def document(tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: str | None, before: int, after: int,
-             budget: int) -> Document:
+def document(
+    tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: str | None, before: int, after: int, budget: int
+) -> Document:
     """The whole document, or ``before`` and ``after`` chunks around ``chunk_id``, cut to ``budget``."""
     tbl.require_column(text_col, "text")
     source_col = source_column(tbl)
@@ -59,23 +62,42 @@ def document(tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: st
         at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
         first, last = max(0, at - before), min(len(rows) - 1, at + after)
         # The chunk asked for is always shown: drop the ones before it that would crowd it out.
-        while first < at and len(_header(rows, first, last, source)) + _length(texts[first:at + 1]) \
-                + len(_cut_line(last - at, at + 1, str(source))) > budget:
+        while (
+            first < at
+            and len(_header(rows, first, last, source))
+            + _length(texts[first : at + 1])
+            + len(_cut_line(last - at, at + 1, str(source)))
+            > budget
+        ):
             first += 1
     title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
     header = _header(rows, first, last, source)
-    body, included = _join_within(header, texts[first:last + 1], budget, first, str(source))
-    return Document(source=str(source), title=title, table=tbl.name, chunks=len(rows), first=first,
-                    last=first + included - 1 if included else None, included=included,
-                    cut=last - first + 1 - included, budget=budget, context=body)
+    body, included = _join_within(header, texts[first : last + 1], budget, first, str(source))
+    return Document(
+        source=str(source),
+        title=title,
+        table=tbl.name,
+        chunks=len(rows),
+        first=first,
+        last=first + included - 1 if included else None,
+        included=included,
+        cut=last - first + 1 - included,
+        budget=budget,
+        context=body,
+    )
 
 
 def _header(rows: list[Row], first: int, last: int, source: str | None) -> str:
     """Title, source and which chunks are shown, numbered from 0 like the ids (``path#0``)."""
     title = str(rows[0].get(TITLE) or os.path.basename(str(source)))
     count = len(rows)
-    span = f"all {count} chunk{'s' if count != 1 else ''}" if (first, last) == (0, count - 1) \
-        else f"chunk #{first} of {count}" if first == last else f"chunks #{first}–#{last} of {count}"
+    span = (
+        f"all {count} chunk{'s' if count != 1 else ''}"
+        if (first, last) == (0, count - 1)
+        else f"chunk #{first} of {count}"
+        if first == last
+        else f"chunks #{first}–#{last} of {count}"
+    )
     return f"# {title}\nsource: {source} · {span}\n"
 
 
@@ -148,5 +170,7 @@ def _join_within(header: str, texts: list[str], budget: int, first: int, source:
 def _cut_line(count: int, next_chunk: int, source: str) -> str:
     # Part of the document's text (pinned by the golden test); "contextBudget" is the tool's word.
     # Short: at the smallest budget it shares 200 characters with the header and the first chunk.
-    return (f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; next: {source}#{next_chunk} "
-            f"(or a larger contextBudget)._\n")
+    return (
+        f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; next: {source}#{next_chunk} "
+        f"(or a larger contextBudget)._\n"
+    )

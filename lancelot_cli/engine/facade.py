@@ -58,8 +58,9 @@ class Engine:
     ) -> None:
         self.settings = settings
         self._find_key = find_key or (lambda: find_openai_key(settings.config_dir))
-        self._embedding = searching.Embedding(self._find_key, make_embedder or self._openai_embedder,
-                                              settings.embedding_model)
+        self._embedding = searching.Embedding(
+            self._find_key, make_embedder or self._openai_embedder, settings.embedding_model
+        )
         self._db: ReadOnlyDatabase | None = None
 
     def _openai_embedder(self, key: FoundKey) -> Embedder:
@@ -75,8 +76,12 @@ class Engine:
                     "no database configured: set LANCEDB_PATH to your database folder, pass --db, "
                     "or run `lancelot init`"
                 )
-            self._db = ReadOnlyDatabase(self.settings.db_uri, self.settings.consistency_seconds,
-                                        dict(self.settings.storage_options or {}), self.settings.index_cache_mb)
+            self._db = ReadOnlyDatabase(
+                self.settings.db_uri,
+                self.settings.consistency_seconds,
+                dict(self.settings.storage_options or {}),
+                self.settings.index_cache_mb,
+            )
         return self._db
 
     def _table(self, name: str | None) -> ReadOnlyTable:
@@ -91,8 +96,9 @@ class Engine:
     def _budget(self, context_budget: int | None) -> int:
         budget = self.settings.context_budget if context_budget is None else context_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
-            raise InvalidArgumentError(f"the context budget must be a whole number of at least {MIN_BUDGET}, "
-                                       f"got {budget!r}")
+            raise InvalidArgumentError(
+                f"the context budget must be a whole number of at least {MIN_BUDGET}, got {budget!r}"
+            )
         return budget
 
     def search(
@@ -115,15 +121,33 @@ class Engine:
         ``per_document``: at most this many chunks of one document among the hits (None: the
         default, ``ranking.PER_DOCUMENT``; 0: every chunk).
         """
-        request = query if isinstance(query, SearchRequest) else SearchRequest(
-            query, limit=limit, search_type=search_type, table=table, text_column=text_column,
-            vector_column=vector_column, path_prefix=path_prefix, filters=filters, per_document=per_document)
+        request = (
+            query
+            if isinstance(query, SearchRequest)
+            else SearchRequest(
+                query,
+                limit=limit,
+                search_type=search_type,
+                table=table,
+                text_column=text_column,
+                vector_column=vector_column,
+                path_prefix=path_prefix,
+                filters=filters,
+                per_document=per_document,
+            )
+        )
         limit = self._limit(request.limit)
         searching.check_search_type(request.search_type)
         tbl = self._table(request.table)
         with tbl.reading():
-            return searching.run(tbl, request, request.text_column or self.settings.text_column,
-                                 request.vector_column or self.settings.vector_column, limit, self._embedding)
+            return searching.run(
+                tbl,
+                request,
+                request.text_column or self.settings.text_column,
+                request.vector_column or self.settings.vector_column,
+                limit,
+                self._embedding,
+            )
 
     def query(
         self,
@@ -146,22 +170,41 @@ class Engine:
         if warm_start:
             tbl = self._table(table)
             with tbl.reading():
-                chunks = documents.overview(tbl, self.settings.text_column, limit,
-                                            build_filter(tbl.facts, path_prefix, filters))
+                chunks = documents.overview(
+                    tbl, self.settings.text_column, limit, build_filter(tbl.facts, path_prefix, filters)
+                )
             table_name, mode, search_type, ranking, note = tbl.name, "overview", "overview", "overview", None
         else:
-            found = self.search(SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix,
-                                              filters=filters))
+            found = self.search(
+                SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix, filters=filters)
+            )
             chunks = [Chunk(h.title, h.source, plain_headings(h.text)) for h in found.hits]
-            table_name, mode, search_type, ranking, note = \
-                found.table, "question", found.search_type, found.ranking, found.note
-        lines = [f"# Context for: {echo(question)}" if mode == "question" else "# Overview of the collection",
-                 f"mode: {mode} · search: {search_type} ({ranking}) · table: {table_name}"]
+            table_name, mode, search_type, ranking, note = (
+                found.table,
+                "question",
+                found.search_type,
+                found.ranking,
+                found.note,
+            )
+        lines = [
+            f"# Context for: {echo(question)}" if mode == "question" else "# Overview of the collection",
+            f"mode: {mode} · search: {search_type} ({ranking}) · table: {table_name}",
+        ]
         if note:
             lines.append(f"note: {note}")
         markdown, included, left_out = pack("\n".join(lines) + "\n", chunks, budget)
-        return ContextBlock(question=question, table=table_name, mode=mode, search_type=search_type, ranking=ranking,
-                            budget=budget, included=included, left_out=left_out, context=markdown, note=note)
+        return ContextBlock(
+            question=question,
+            table=table_name,
+            mode=mode,
+            search_type=search_type,
+            ranking=ranking,
+            budget=budget,
+            included=included,
+            left_out=left_out,
+            context=markdown,
+            note=note,
+        )
 
     def document(
         self,
@@ -178,8 +221,10 @@ class Engine:
         if not source and not chunk_id:
             raise InvalidArgumentError("give a source (a document's path, as search hits show it) or a hit id")
         if source and chunk_id:  # silently preferring one would read a document the caller did not mean
-            raise InvalidArgumentError(f"give source (a whole document) or id (the chunks around a hit), not both; "
-                                       f"got source {echo(source, 80)!r} and id {echo(chunk_id, 80)!r}")
+            raise InvalidArgumentError(
+                f"give source (a whole document) or id (the chunks around a hit), not both; "
+                f"got source {echo(source, 80)!r} and id {echo(chunk_id, 80)!r}"
+            )
         for name, value in (("before", before), ("after", after)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
                 raise InvalidArgumentError(f"{name} must be a whole number from 0 to {MAX_LIMIT}, got {value!r}")

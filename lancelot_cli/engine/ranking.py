@@ -133,8 +133,10 @@ def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
             return [], "bm25", ONLY_STOP_WORDS
         rows = seen_matches(bm25(ask, ask.depth), ask)
         return [hit(r, ask, r.get("_score", 0.0)) for r in capped(rows, ask)], "bm25", None
-    note = (f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
-            f"query words they contain")
+    note = (
+        f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
+        f"query words they contain"
+    )
     if not ask.words:
         return [], "substring", NO_WORDS
     rows = ask.tbl.containing_any(ask.words, ask.text_col, ask.columns, ask.row_filter)
@@ -186,8 +188,12 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
             entry = entries.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
             entry["score"] += 1.0 / (RRF_K + rank)
             entry["ranks"][name] = rank
-    best = per_document(sorted(entries.values(), key=lambda e: -e["score"]),
-                        lambda e: source_of(e["row"], ask.facts.source_columns), ask.per_document, ask.limit)
+    best = per_document(
+        sorted(entries.values(), key=lambda e: -e["score"]),
+        lambda e: source_of(e["row"], ask.facts.source_columns),
+        ask.per_document,
+        ask.limit,
+    )
     return [hit(e["row"], ask, e["score"], e["ranks"]) for e in best]
 
 

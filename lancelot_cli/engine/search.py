@@ -63,8 +63,11 @@ def warm(tbl: ReadOnlyTable, vector_col: str, embedding: Embedding) -> str | Non
     column = tbl.facts.vector(vector_col)
     if column is None:
         return None
-    plan = _local_plan(tbl, "auto", "", column, tbl.facts.vector_model(column), embedding.model) \
-        if local_embed.is_local(tbl.facts.vector_model(column)) or local_embed.is_local(embedding.model) else None
+    plan = (
+        _local_plan(tbl, "auto", "", column, tbl.facts.vector_model(column), embedding.model)
+        if local_embed.is_local(tbl.facts.vector_model(column)) or local_embed.is_local(embedding.model)
+        else None
+    )
     if plan is None or plan.model is None:
         return None
     local_embed.shared(plan.model).warm()
@@ -76,21 +79,35 @@ def check_search_type(search_type: str) -> None:
         raise InvalidArgumentError(f"search type must be one of {', '.join(SEARCH_TYPES)}, got {search_type!r}")
 
 
-def run(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: str, limit: int,
-        embedding: Embedding) -> SearchResult:
+def run(
+    tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: str, limit: int, embedding: Embedding
+) -> SearchResult:
     """Run ``request`` on ``tbl`` (limit and search type already checked)."""
     facts = tbl.facts
     tbl.require_column(text_col, "text", facts)
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(tbl, request.query, query_words(request.query, split_words), text_col, limit,
-                      ranking.reply_columns(facts), build_filter(facts, request.path_prefix, request.filters),
-                      facts, cap, ranking.field_boosts(facts, text_col))
+    ask = ranking.Ask(
+        tbl,
+        request.query,
+        query_words(request.query, split_words),
+        text_col,
+        limit,
+        ranking.reply_columns(facts),
+        build_filter(facts, request.path_prefix, request.filters),
+        facts,
+        cap,
+        ranking.field_boosts(facts, text_col),
+    )
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
-    if asked == "auto" and plan.model and not local_embed.multilingual(plan.model) \
-            and any(has_unspaced(word) for word in ask.words):
+    if (
+        asked == "auto"
+        and plan.model
+        and not local_embed.multilingual(plan.model)
+        and any(has_unspaced(word) for word in ask.words)
+    ):
         # A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the
         # table's local model is English-only: on the Chinese and Japanese tuning manuals
         # all-MiniLM-L6-v2 hybrid scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed
@@ -133,8 +150,11 @@ def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str,
     if column is None:
         if asked == "auto":
             return Plan("text", None)
-        why = (f"column {vector_col!r} does not hold vectors" if vector_col in facts.columns
-               else f"the table has no vector column {vector_col!r}")
+        why = (
+            f"column {vector_col!r} does not hold vectors"
+            if vector_col in facts.columns
+            else f"the table has no vector column {vector_col!r}"
+        )
         return Plan("text", f"{asked} search needs vectors but {why}; used text search")
     stored_model = facts.vector_model(column)
     if local_embed.is_local(stored_model) or local_embed.is_local(embedding.model):
@@ -143,47 +163,62 @@ def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str,
     if key is None:
         if asked == "auto":
             return Plan("text", None)
-        return Plan("text", (
-            f"{asked} search needs an OpenAI API key and none is set; used text search "
-            f"(set OPENAI_API_KEY or run `lancelot init`)"
-        ))
+        return Plan(
+            "text",
+            (
+                f"{asked} search needs an OpenAI API key and none is set; used text search "
+                f"(set OPENAI_API_KEY or run `lancelot init`)"
+            ),
+        )
     if stored_model and stored_model != embedding.model:
-        return Plan("text", (
-            f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
-            f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
-            f"or re-index with `lancelot index --embed`)"
-        ))
+        return Plan(
+            "text",
+            (
+                f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
+                f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
+                f"or re-index with `lancelot index --embed`)"
+            ),
+        )
     return _vector_plan(tbl, asked, text_col, column, key, None)
 
 
-def _vector_plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, key: FoundKey | None,
-                 model: str | None) -> Plan:
+def _vector_plan(
+    tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, key: FoundKey | None, model: str | None
+) -> Plan:
     has_fts = text_col in tbl.facts.fts_columns
     if asked == "hybrid" and not has_fts:
-        return Plan("vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search",
-                    column, key, model)
+        return Plan(
+            "vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search", column, key, model
+        )
     kind: SearchKind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
     return Plan(kind, None, column, key, model)
 
 
-def _local_plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, stored: str | None,
-                configured: str) -> Plan:
+def _local_plan(
+    tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, stored: str | None, configured: str
+) -> Plan:
     """Vectors made by a local model are searched with that model, no key needed; the guard: a
     local EMBEDDING_MODEL other than the table's (or a local one for a table made by an API model)
     is refused with a note, never used on those vectors."""
     if local_embed.is_local(stored):
         if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):
-            return Plan("text", (
-                f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
-                f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
-                f"{configured}`)"
-            ))
+            return Plan(
+                "text",
+                (
+                    f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
+                    f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
+                    f"{configured}`)"
+                ),
+            )
         return _vector_plan(tbl, asked, text_col, column, None, stored)
     if stored:  # made by an API model, asked with a local one
-        return Plan("text", (
-            f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
-            f"search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model {configured}`)"
-        ))
+        return Plan(
+            "text",
+            (
+                f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
+                f"search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model {configured}`)"
+            ),
+        )
     return _vector_plan(tbl, asked, text_col, column, None, configured)  # an unlabelled column
 
 

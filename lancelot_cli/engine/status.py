@@ -23,8 +23,9 @@ from lancelot_cli.storage.damage import plain
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind
 
 
-def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], key: FoundKey | None,
-           verbose: bool = False) -> Status:
+def status(
+    settings: Settings, open_database: Callable[[], ReadOnlyDatabase], key: FoundKey | None, verbose: bool = False
+) -> Status:
     """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
     s = settings
     path = display_uri(s.db_uri) if s.db_uri else None
@@ -48,11 +49,20 @@ def status(settings: Settings, open_database: Callable[[], ReadOnlyDatabase], ke
     return Status(
         connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
         tables=tuple(tables),
-        embeddings=Embeddings(available=key is not None or (local and local_embed.available()),
-                              key_source=key.source if key else None, model=s.embedding_model,
-                              dimensions=s.embedding_dimensions, base_url=s.openai_base_url),
-        defaults=Defaults(table=s.table, text_column=s.text_column, vector_column=s.vector_column,
-                          limit=s.default_limit, context_budget=s.context_budget),
+        embeddings=Embeddings(
+            available=key is not None or (local and local_embed.available()),
+            key_source=key.source if key else None,
+            model=s.embedding_model,
+            dimensions=s.embedding_dimensions,
+            base_url=s.openai_base_url,
+        ),
+        defaults=Defaults(
+            table=s.table,
+            text_column=s.text_column,
+            vector_column=s.vector_column,
+            limit=s.default_limit,
+            context_budget=s.context_budget,
+        ),
     )
 
 
@@ -60,8 +70,9 @@ def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
     facts = tbl.facts
     tbl.check()  # the manifest alone says "ok" for a table whose files are gone
     fts = tuple(sorted(facts.fts_columns))
-    vectors = tuple(VectorStatus(v.name, v.dimension, facts.vector_model(v), tbl.missing_vectors(v.name))
-                    for v in facts.vectors)
+    vectors = tuple(
+        VectorStatus(v.name, v.dimension, facts.vector_model(v), tbl.missing_vectors(v.name)) for v in facts.vectors
+    )
     return TableStatus(
         name=tbl.name,
         rows=tbl.count(),
@@ -78,5 +89,6 @@ def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
 
 def version(protocol_version: str | None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
     """Lancelot's version, the MCP protocol version, and the features this build has."""
-    return Version(name="lancelot", version=__version__, mcp_protocol_version=protocol_version,
-                   transports=tuple(transports))
+    return Version(
+        name="lancelot", version=__version__, mcp_protocol_version=protocol_version, transports=tuple(transports)
+    )

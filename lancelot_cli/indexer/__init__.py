@@ -23,8 +23,20 @@ from lancelot_cli.indexer.pipeline import (
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.rows import chunk_hash, rows_for
 
-__all__ = ["DEFAULT_OPTIONS", "Embed", "IndexJob", "IndexReport", "Options", "Progress", "chunk_hash", "folder_job",
-           "index_folder", "index_job", "normalise_extensions", "rows_for"]
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "Embed",
+    "IndexJob",
+    "IndexReport",
+    "Options",
+    "Progress",
+    "chunk_hash",
+    "folder_job",
+    "index_folder",
+    "index_job",
+    "normalise_extensions",
+    "rows_for",
+]
 
 
 def index_folder(source: Path | str, database: str, table: str = "documents", **options: Any) -> IndexReport:

@@ -56,6 +56,8 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
 def heading_paths(chunks: list[str], title: str) -> list[str]:
     """For each chunk, the headings it sits under: "Doc title > Section > Subsection".
 
@@ -92,8 +94,9 @@ LINES_PER_WINDOW = 60
 LINE_OVERLAP = 10
 
 
-def line_windows(text: str, lines: int = LINES_PER_WINDOW, overlap: int = LINE_OVERLAP,
-                 max_chars: int = CHUNK_CHARS * 4) -> list[tuple[int, int, str]]:
+def line_windows(
+    text: str, lines: int = LINES_PER_WINDOW, overlap: int = LINE_OVERLAP, max_chars: int = CHUNK_CHARS * 4
+) -> list[tuple[int, int, str]]:
     """Overlapping windows of source lines: (first line, last line, text), lines counted from 1.
 
     A window also ends early when it passes ``max_chars`` (minified files); blank windows are dropped.

@@ -61,8 +61,14 @@ class Filled:
     total: int = 0
 
 
-def fill_vectors(writer: Any, embed: Embed, model: str, commit: Callable[[Callable[[], Any]], Any],
-                 on_embed: Callable[[int, int], None] | None = None, filled: Filled | None = None) -> Filled:
+def fill_vectors(
+    writer: Any,
+    embed: Embed,
+    model: str,
+    commit: Callable[[Callable[[], Any]], Any],
+    on_embed: Callable[[int, int], None] | None = None,
+    filled: Filled | None = None,
+) -> Filled:
     """Embed the table's rows that have no vector of ``model`` yet (shortest first) and commit
     their vectors in steps (``commit`` runs a write so that a signal waits for it). The first
     batch says the vectors' size; a column of another model or size is replaced then. On an
@@ -98,8 +104,9 @@ def fill_vectors(writer: Any, embed: Embed, model: str, commit: Callable[[Callab
                         dimension = len(vector)
                         commit(partial(writer.use_vector_column, model, dimension))
                     if len(vector) != dimension:
-                        raise IndexingError(f"the embedder returned {len(vector)}-d and {dimension}-d vectors; "
-                                            f"check EMBEDDING_MODEL")
+                        raise IndexingError(
+                            f"the embedder returned {len(vector)}-d and {dimension}-d vectors; check EMBEDDING_MODEL"
+                        )
                     by_hash[row[HASH]] = vector
                     filled.truncated += len(row[TEXT]) > MAX_EMBED_CHARS
                 pending[row[ID]] = by_hash[row[HASH]]

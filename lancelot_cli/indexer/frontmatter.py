@@ -51,7 +51,7 @@ def split(text: str) -> tuple[dict[str, Any], str]:
         data = {}
     if not isinstance(data, dict):
         raise FrontMatterError("front matter is not a mapping of keys to values")
-    return data, text[match.end():]
+    return data, text[match.end() :]
 
 
 def _load(block: str) -> Any:
@@ -106,11 +106,15 @@ def _measure(root: Any) -> None:
         chars = sum(done[id(k)][1] for k in kids)
         depth = 1 + max((done[id(k)][2] for k in kids), default=0)
         if nodes > MAX_NODES:
-            raise FrontMatterError(f"front matter expands to more than {MAX_NODES:,} keys and values "
-                                   f"(YAML aliases repeat what they point at)")
+            raise FrontMatterError(
+                f"front matter expands to more than {MAX_NODES:,} keys and values "
+                f"(YAML aliases repeat what they point at)"
+            )
         if chars > MAX_TEXT_CHARS:
-            raise FrontMatterError(f"front matter expands to more than {MAX_TEXT_CHARS:,} characters "
-                                   f"(YAML aliases repeat what they point at)")
+            raise FrontMatterError(
+                f"front matter expands to more than {MAX_TEXT_CHARS:,} characters "
+                f"(YAML aliases repeat what they point at)"
+            )
         if depth > MAX_DEPTH:
             raise FrontMatterError(f"front matter nests lists and mappings more than {MAX_DEPTH} deep")
         done[key] = (nodes, chars, depth)

@@ -14,12 +14,18 @@ def git_ignored(root: Path, paths: list[str]) -> set[str]:
     if not paths or not _maybe_in_git(root) or shutil.which("git") is None:
         return set()
     try:
-        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-                                capture_output=True, text=True, timeout=10)
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=10
+        )
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return set()
-        answer = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "-z", "--stdin"],
-                                input="\0".join(paths) + "\0", capture_output=True, text=True, timeout=60)
+        answer = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "--no-index", "-z", "--stdin"],
+            input="\0".join(paths) + "\0",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return set()
     return {p for p in answer.stdout.split("\0") if p}

@@ -118,7 +118,7 @@ def _outside_code(line: str) -> str:
     parts = []
     last = 0
     for span in _CODE_SPAN.finditer(line):
-        parts.append(_prose(line[last:span.start()]))
+        parts.append(_prose(line[last : span.start()]))
         parts.append(span.group(0))
         last = span.end()
     parts.append(_prose(line[last:]))
@@ -136,7 +136,7 @@ _EMPHASIS = re.compile(r"(?<!\w)(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 
 
 def strip_title_markup(title: str) -> str:
-    """"The :mod:`os` module" -> "The os module"; "``json`` -- JSON" -> "json -- JSON"."""
+    """ "The :mod:`os` module" -> "The os module"; "``json`` -- JSON" -> "json -- JSON"."""
     title = _ROLE.sub(r"\1", title)
     title = _TICKS.sub(r"\1", title)
     return _EMPHASIS.sub(r"\2", title)
@@ -158,7 +158,7 @@ def common_suffix(titles: Iterable[str]) -> str | None:
     for title in titles:
         seen = set()
         for match in _SEPARATOR.finditer(title):
-            seen.add(title[match.start():])
+            seen.add(title[match.start() :])
         ends.update(seen)
     if not ends:
         return None
@@ -215,4 +215,3 @@ def release_memory() -> None:
             _libc = False
     if _libc:
         _libc.malloc_trim(0)
-

@@ -16,8 +16,24 @@ from typing import Any
 
 # The first of these that matches names the content (several matches of one are taken in order).
 _CLASS = 'contains(concat(" ", normalize-space(@class), " "), " {} ")'
-_DOCBOOK = ("sect1", "refentry", "chapter", "appendix", "preface", "part", "reference", "book", "set",
-            "article", "glossary", "bibliography", "index", "sect2", "section", "legalnotice")
+_DOCBOOK = (
+    "sect1",
+    "refentry",
+    "chapter",
+    "appendix",
+    "preface",
+    "part",
+    "reference",
+    "book",
+    "set",
+    "article",
+    "glossary",
+    "bibliography",
+    "index",
+    "sect2",
+    "section",
+    "legalnotice",
+)
 CONTAINERS = (
     "//main",
     '//*[@role="main"]',
@@ -32,17 +48,76 @@ CHROME = (
     './/*[@role="navigation" or @role="search" or @role="banner" or @role="contentinfo"'
     ' or @role="complementary"]'
     '|.//*[@id="sidebar" or @id="hd" or @id="ft"]'
-    "|.//*[" + " or ".join(_CLASS.format(c) for c in ("sphinxsidebar", "related", "nav", "footer", "navheader",
-                                                       "navfooter", "md-sidebar", "md-footer")) + "]"
+    "|.//*["
+    + " or ".join(
+        _CLASS.format(c)
+        for c in ("sphinxsidebar", "related", "nav", "footer", "navheader", "navfooter", "md-sidebar", "md-footer")
+    )
+    + "]"
 )
-DROP = {"nav", "footer", "aside", "script", "style", "noscript", "template", "form", "button", "input",
-        "select", "textarea", "svg", "iframe", "object", "head", "title", "img", "hr", "map"}
+DROP = {
+    "nav",
+    "footer",
+    "aside",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "form",
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "svg",
+    "iframe",
+    "object",
+    "head",
+    "title",
+    "img",
+    "hr",
+    "map",
+}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 CODE = {"code", "tt", "kbd", "samp"}
-BLOCKS = {"address", "article", "blockquote", "body", "caption", "center", "dd", "details", "div", "dl", "dt",
-          "fieldset", "figcaption", "figure", "header", "hgroup", "html", "legend", "li", "main", "ol", "p",
-          "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
-          "listing", "xmp", "menu", "dir"} | set(HEADINGS)
+BLOCKS = {
+    "address",
+    "article",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "header",
+    "hgroup",
+    "html",
+    "legend",
+    "li",
+    "main",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+    "listing",
+    "xmp",
+    "menu",
+    "dir",
+} | set(HEADINGS)
 
 
 def find_container(tree: Any) -> list[Any]:

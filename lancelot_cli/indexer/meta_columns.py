@@ -44,6 +44,7 @@ def cap(rows: list[dict[str, Any]], existing: set[str], limit: int = MAX_META_CO
         lost = sorted(keys & dropped)
         if lost:
             shown = ", ".join(lost[:8]) + (f" and {len(lost) - 8:,} more" if len(lost) > 8 else "")
-            notes.append((path, (f"front-matter key(s) not stored, the table has its {limit} front-matter "
-                                 f"columns: {shown}")))
+            notes.append(
+                (path, (f"front-matter key(s) not stored, the table has its {limit} front-matter columns: {shown}"))
+            )
     return notes

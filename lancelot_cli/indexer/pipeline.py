@@ -79,24 +79,50 @@ class IndexJob:
     on_embed: OnEmbed | None = None
 
 
-def folder_job(source: Path | str, database: str, table: str = "documents", *, chunk_size: int = CHUNK_CHARS,
-               workers: int | None = None, progress: Progress | None = None, embed: Embed | None = None,
-               model: str | None = None, on_embed: Callable[[int, int], None] | None = None, rebuild: bool = False,
-               extensions: Iterable[str] = (), max_file_size: int = MAX_FILE_BYTES,
-               storage_options: dict[str, str] | None = None, exclude: Iterable[str] | None = None,
-               site_detection: bool | None = None) -> IndexJob:
+def folder_job(
+    source: Path | str,
+    database: str,
+    table: str = "documents",
+    *,
+    chunk_size: int = CHUNK_CHARS,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    embed: Embed | None = None,
+    model: str | None = None,
+    on_embed: Callable[[int, int], None] | None = None,
+    rebuild: bool = False,
+    extensions: Iterable[str] = (),
+    max_file_size: int = MAX_FILE_BYTES,
+    storage_options: dict[str, str] | None = None,
+    exclude: Iterable[str] | None = None,
+    site_detection: bool | None = None,
+) -> IndexJob:
     """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all."""
     chosen = Embedding(embed, model)
-    options = Options(embed=embed is not None, chunk_size=chunk_size, rebuild=rebuild, extensions=tuple(extensions),
-                      max_file_size=max_file_size, exclude=None if exclude is None else tuple(exclude),
-                      site_detection=site_detection)
-    return IndexJob(Path(source), database, table, options, embedder=lambda _stored_model: chosen,
-                    storage_options=storage_options, workers=workers, progress=progress,
-                    on_embed=(lambda done, total, _model: on_embed(done, total)) if on_embed else None)
+    options = Options(
+        embed=embed is not None,
+        chunk_size=chunk_size,
+        rebuild=rebuild,
+        extensions=tuple(extensions),
+        max_file_size=max_file_size,
+        exclude=None if exclude is None else tuple(exclude),
+        site_detection=site_detection,
+    )
+    return IndexJob(
+        Path(source),
+        database,
+        table,
+        options,
+        embedder=lambda _stored_model: chosen,
+        storage_options=storage_options,
+        workers=workers,
+        progress=progress,
+        on_embed=(lambda done, total, _model: on_embed(done, total)) if on_embed else None,
+    )
 
 
 def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
-    """"py, .TS" style lists -> {".py", ".ts"}; several values or comma-separated ones."""
+    """ "py, .TS" style lists -> {".py", ".ts"}; several values or comma-separated ones."""
     found = set()
     for value in extensions:
         for part in str(value).split(","):
@@ -187,14 +213,16 @@ def plan_run(job: IndexJob, writer: TableWriter, report: IndexReport) -> Plan:
     state = {} if full else writer.file_state()
     saved = writer.index_options()
     chosen = _chosen_options(job.options, saved)
-    found = scan(job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]),
-                 chosen["siteDetection"])
+    found = scan(
+        job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]), chosen["siteDetection"]
+    )
     report.site = found.site_note()
     if not found.paths and not writer.exists:  # a first run that would make an empty table: say why
         raise NothingToIndex(nothing_to_index(job.source, found))
     stats = found.stats  # (size, mtime_ns) of each path, taken during the walk
-    todo = [rel for rel in found.paths
-            if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]]
+    todo = [
+        rel for rel in found.paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]
+    ]
     return Plan(found, todo, {rel for rel in state if rel not in stats}, saved, chosen)
 
 
@@ -251,8 +279,9 @@ def cap_front_matter(writer: TableWriter, rows: Rows, full: bool, report: IndexR
         writer.drop_front_matter_columns({key for row in rows for key in meta_keys(row)})
 
 
-def attach_vectors(writer: TableWriter, rows: Rows, embedding: Embedding, report: IndexReport
-                   ) -> tuple[str, int] | None:
+def attach_vectors(
+    writer: TableWriter, rows: Rows, embedding: Embedding, report: IndexReport
+) -> tuple[str, int] | None:
     """Give the rows the vectors their unchanged text already has, in place. With an embedder, the
     rest are embedded after the commit (``embed_missing``), so the table is searchable meanwhile;
     without one, new chunks have none until ``--embed``. Returns the (model, dimension) the vector
@@ -290,8 +319,9 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
     with deferred_signals(redeliver=not owns) as stopped:
         if job.options.rebuild or text.replaced or not writer.exists:
             model, dimension = text.column or (None, None)
-            written = writer.write(text.rows, paths=None if job.options.rebuild else text.replaced, model=model,
-                                   dimension=dimension)
+            written = writer.write(
+                text.rows, paths=None if job.options.rebuild else text.replaced, model=model, dimension=dimension
+            )
             report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
             report.version, report.committed, report.optimized = written.version, written.committed, written.optimized
         else:
@@ -303,12 +333,12 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
         report.chunks = writer.count()
     if stopped.signum is not None:  # a watch still prints the batch's line from the report
         what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
-        raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum,
-                          report)
+        raise Interrupted(f"{signal_name(stopped.signum)} after reading every file; {what}", stopped.signum, report)
 
 
-def embed_missing(job: IndexJob, writer: TableWriter, embed: Embed, model: str, report: IndexReport,
-                  owns: bool) -> None:
+def embed_missing(
+    job: IndexJob, writer: TableWriter, embed: Embed, model: str, report: IndexReport, owns: bool
+) -> None:
     """Vectors for the rows that have none, committed in steps after the text. A Ctrl-C or
     SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
     filled = Filled()
@@ -325,9 +355,13 @@ def embed_missing(job: IndexJob, writer: TableWriter, embed: Embed, model: str, 
         report.embedded, report.truncated = filled.embedded, filled.truncated
         report.version, report.chunks = writer.version, writer.count()
         signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
-        raise Interrupted(f"{signal_name(signum)} while embedding: the table is searchable by text and "
-                          f"{filled.embedded:,} of {filled.total:,} new chunks have vectors; run the same "
-                          f"`lancelot index` again to embed the rest", signum, report) from None
+        raise Interrupted(
+            f"{signal_name(signum)} while embedding: the table is searchable by text and "
+            f"{filled.embedded:,} of {filled.total:,} new chunks have vectors; run the same "
+            f"`lancelot index` again to embed the rest",
+            signum,
+            report,
+        ) from None
     report.embedded, report.truncated = filled.embedded, filled.truncated
     if filled.embedded:
         report.committed = True

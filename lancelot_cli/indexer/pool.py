@@ -38,8 +38,9 @@ R = TypeVar("R")
 AHEAD = 2
 
 
-def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
-         ) -> Generator[R, None, None]:
+def imap(
+    func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
+) -> Generator[R, None, None]:
     """``func(job)`` for every job, in the order of ``jobs``, computed by ``workers`` processes.
 
     ``func`` must be a module-level function. A job whose worker died (a parser crash, the OOM
@@ -92,8 +93,7 @@ def imap(func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Calla
 class _Worker:
     def __init__(self, ctx: Any, func: Callable[[Any], Any]) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, os.getpid(), func), daemon=True,
-                                   name="lancelot-reader")
+        self.process = ctx.Process(target=_serve, args=(child, os.getpid(), func), daemon=True, name="lancelot-reader")
         self.pending: deque[int] = deque()
         with _stderr_to_devnull():
             self.process.start()

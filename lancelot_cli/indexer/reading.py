@@ -42,8 +42,11 @@ def _install_hint(rel: str, exc: ImportError) -> str:
     # lxml.html.clean says which package it moved to; otherwise the missing module's top name.
     package = "lxml_html_clean" if "lxml_html_clean" in detail else (exc.name or "").split(".")[0]
     what = f"the Python package {package} is missing" if package else "a Python module is missing"
-    return (f"cannot read {rel}: {what} ({detail}); install it in Lancelot's environment"
-            + (f" (`pip install {package}`)" if package else "") + " or reinstall lancelot-cli, then run again")
+    return (
+        f"cannot read {rel}: {what} ({detail}); install it in Lancelot's environment"
+        + (f" (`pip install {package}`)" if package else "")
+        + " or reinstall lancelot-cli, then run again"
+    )
 
 
 def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
@@ -51,8 +54,9 @@ def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
     return SourceError(f"the process reading it died ({how}); the file may crash the HTML parser")
 
 
-def read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
-             ) -> Generator[tuple[str, Document | SourceError], None, None]:
+def read_all(
+    root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
+) -> Generator[tuple[str, Document | SourceError], None, None]:
     heavy = sum(1 for p in paths if Path(p).suffix.lower() in HTML)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     jobs = [(str(root), p, max_bytes) for p in paths]
@@ -69,4 +73,3 @@ def read_all(root: Path, paths: list[str], workers: int | None, max_bytes: int =
     else:
         for job in jobs:
             yield job[1], _read(job)
-

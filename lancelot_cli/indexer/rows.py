@@ -31,23 +31,40 @@ def chunk_hash(title: str, text: str) -> str:
     return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:16]
 
 
-def rows_for(doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
-             ) -> list[dict[str, Any]]:
+def rows_for(
+    doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
+) -> list[dict[str, Any]]:
     """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
     (``heading`` path; ``line_start``/``line_end`` for code), its file's state, and its front matter."""
     file_size, file_mtime = stat
     return [
-        {**doc.meta, ID: f"{doc.path}#{n}", PATH: doc.path, TITLE: title, CHUNK: n, TEXT: text,
-         HASH: chunk_hash(title, text), FILE_SIZE: file_size, FILE_MTIME: file_mtime, FILE_HASH: doc.digest or None,
-         HEADING: heading, LINE_START: first, LINE_END: last}
+        {
+            **doc.meta,
+            ID: f"{doc.path}#{n}",
+            PATH: doc.path,
+            TITLE: title,
+            CHUNK: n,
+            TEXT: text,
+            HASH: chunk_hash(title, text),
+            FILE_SIZE: file_size,
+            FILE_MTIME: file_mtime,
+            FILE_HASH: doc.digest or None,
+            HEADING: heading,
+            LINE_START: first,
+            LINE_END: last,
+        }
         for n, (title, text, heading, first, last) in enumerate(_pieces(doc, size))
     ]
 
 
 def _pieces(doc: Document, size: int) -> list[Piece]:
     if doc.kind == "code":  # windows of lines, longer than prose chunks: code reads in larger units
-        return [(f"{doc.path}:{first}-{last}", text, None, first, last)
-                for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)]
+        return [
+            (f"{doc.path}:{first}-{last}", text, None, first, last)
+            for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)
+        ]
     texts = chunk_text(doc.text, size)
-    return [(doc.title, text, heading, None, None)
-            for text, heading in zip(texts, heading_paths(texts, doc.title), strict=True)]
+    return [
+        (doc.title, text, heading, None, None)
+        for text, heading in zip(texts, heading_paths(texts, doc.title), strict=True)
+    ]

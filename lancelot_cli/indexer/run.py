@@ -32,8 +32,10 @@ NO_FLAGS = Options()
 def database(settings: Settings) -> str:
     """The database to write: ``settings.db_uri``, or an error saying how to name one."""
     if not settings.db_uri:
-        raise ConfigError("no database given: pass it (`lancelot index SRC DB`), or store one with "
-                          "`lancelot init` (or set LANCEDB_PATH)")
+        raise ConfigError(
+            "no database given: pass it (`lancelot index SRC DB`), or store one with "
+            "`lancelot init` (or set LANCEDB_PATH)"
+        )
     return settings.db_uri
 
 
@@ -67,12 +69,15 @@ def embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed
         except EmbeddingError:
             pass
     if key is None:
-        raise ConfigError("--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
-                          "OpenAI-compatible server and any key) or run `lancelot init`; or embed on this "
-                          f"machine with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once) or "
-                          f"local:/path/to/model-folder ({local_embed.install()})")
-    client = OpenAIEmbedder(key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT,
-                            max_retries=EMBED_RETRIES)
+        raise ConfigError(
+            "--embed needs an OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local "
+            "OpenAI-compatible server and any key) or run `lancelot init`; or embed on this "
+            f"machine with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once) or "
+            f"local:/path/to/model-folder ({local_embed.install()})"
+        )
+    client = OpenAIEmbedder(
+        key.value, settings.embedding_model, settings.openai_base_url, timeout=EMBED_TIMEOUT, max_retries=EMBED_RETRIES
+    )
     return client.embed, settings.embedding_model
 
 
@@ -88,8 +93,10 @@ def default_embedder(settings: Settings, stored_model: str | None = None) -> tup
     if any(not local_embed.is_local(m) for m in models):
         return ""  # the usual note about chunks without vectors says what to do
     if not local_embed.available():
-        return (f"text search only: no local embedding model here; for hybrid search {local_embed.install()} "
-                f"and index with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once)")
+        return (
+            f"text search only: no local embedding model here; for hybrid search {local_embed.install()} "
+            f"and index with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once)"
+        )
     configured = settings.embedding_model if local_embed.is_local(settings.embedding_model) else None
     for model in dict.fromkeys(m for m in (configured, *models, local_embed.DEFAULT_MODEL) if m):
         if not local_embed.maybe_here(model):  # not there: no fastembed import to learn it
@@ -100,9 +107,11 @@ def default_embedder(settings: Settings, stored_model: str | None = None) -> tup
         except EmbeddingError:
             continue
         return local.embed, local.model
-    return (f"text search only: {local_embed.DEFAULT_MODEL} is not on this machine and nothing is downloaded "
-            f"unasked; for hybrid search index once with --embed-model {local_embed.DEFAULT_MODEL} (or "
-            f"local:/path/to/model-folder), or --no-embed to say no")
+    return (
+        f"text search only: {local_embed.DEFAULT_MODEL} is not on this machine and nothing is downloaded "
+        f"unasked; for hybrid search index once with --embed-model {local_embed.DEFAULT_MODEL} (or "
+        f"local:/path/to/model-folder), or --no-embed to say no"
+    )
 
 
 def choose_embedding(settings: Settings, embed: bool | None, stored_model: str | None) -> Embedding:
@@ -115,16 +124,35 @@ def choose_embedding(settings: Settings, embed: bool | None, stored_model: str |
     return Embedding(*embedder(settings, stored_model)) if embed else Embedding()
 
 
-def job_for(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
-            progress: Progress | None = None, on_embed: OnEmbed | None = None) -> IndexJob:
+def job_for(
+    settings: Settings,
+    source: Path | str,
+    options: Options = NO_FLAGS,
+    *,
+    progress: Progress | None = None,
+    on_embed: OnEmbed | None = None,
+) -> IndexJob:
     """The run of ``options`` over ``source`` into the settings' table, made once for `run` or `watch`."""
-    return IndexJob(Path(source), database(settings), settings.table, options,
-                    embedder=partial(choose_embedding, settings, options.embed),
-                    storage_options=dict(settings.storage_options or {}), progress=progress, on_embed=on_embed)
+    return IndexJob(
+        Path(source),
+        database(settings),
+        settings.table,
+        options,
+        embedder=partial(choose_embedding, settings, options.embed),
+        storage_options=dict(settings.storage_options or {}),
+        progress=progress,
+        on_embed=on_embed,
+    )
 
 
-def run(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
-        progress: Progress | None = None, on_embed: OnEmbed | None = None) -> IndexReport:
+def run(
+    settings: Settings,
+    source: Path | str,
+    options: Options = NO_FLAGS,
+    *,
+    progress: Progress | None = None,
+    on_embed: OnEmbed | None = None,
+) -> IndexReport:
     """Make table ``settings.table`` of database ``settings.db_uri`` match the documents under ``source``.
 
     ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`);
@@ -133,8 +161,14 @@ def run(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
     return index_job(job_for(settings, source, options, progress=progress, on_embed=on_embed))
 
 
-def watch(settings: Settings, source: Path | str, options: Options = NO_FLAGS, *,
-          on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None]) -> None:
+def watch(
+    settings: Settings,
+    source: Path | str,
+    options: Options = NO_FLAGS,
+    *,
+    on_batch: Callable[[IndexReport], None],
+    on_error: Callable[[str], None],
+) -> None:
     """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_job`)."""
     from lancelot_cli.indexer.watch import watch_job
 

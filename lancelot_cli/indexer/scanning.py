@@ -36,7 +36,7 @@ class Scan:
     stats: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)  # path -> (size, mtime_ns)
 
     def site_note(self) -> str | None:
-        """"Sphinx site found: left out ..." when a documentation site was recognised."""
+        """ "Sphinx site found: left out ..." when a documentation site was recognised."""
         return sites.describe(self.site_counts) or None
 
 
@@ -49,8 +49,9 @@ def inside(root: Path, path: Path) -> bool:
     return os.path.realpath(path).startswith(os.path.join(os.path.realpath(root), ""))
 
 
-def scan(root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ...] = (),
-         site_detection: bool = True) -> Scan:
+def scan(
+    root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ...] = (), site_detection: bool = True
+) -> Scan:
     """Walk ``root``: the documents to index, and what was left out and why.
 
     Names starting with a dot are skipped, folders and files alike; ``extra`` adds extensions
@@ -95,11 +96,13 @@ class _Walk:
         for entry in files:
             self._file(entry, here, site_here, beside)
         pairs = below_pairs or sites.SOURCE_COPY in beside.values()
-        return [(os.path.join(folder, d), f"{here}/{d}" if here else d, pairs)
-                for d in reversed(dirs) if d not in links]
+        return [
+            (os.path.join(folder, d), f"{here}/{d}" if here else d, pairs) for d in reversed(dirs) if d not in links
+        ]
 
-    def _sort_out(self, entries: list[os.DirEntry[str]], here: str
-                  ) -> tuple[list[str], set[str], list[os.DirEntry[str]]]:
+    def _sort_out(
+        self, entries: list[os.DirEntry[str]], here: str
+    ) -> tuple[list[str], set[str], list[os.DirEntry[str]]]:
         """(folder names, the ones that are links, files); a link to a folder is listed as skipped."""
         dirs, links, files = [], set(), []
         for entry in entries:
@@ -123,8 +126,9 @@ class _Walk:
             dirs = [d for d in dirs if not self.excluder.excluded(f"{here}/{d}" if here else d, folder=True)]
         return dirs
 
-    def _site(self, folder: str, here: str, dirs: list[str], files: list[os.DirEntry[str]], below_pairs: bool
-              ) -> tuple[sites.Site | None, dict[str, str]]:
+    def _site(
+        self, folder: str, here: str, dirs: list[str], files: list[os.DirEntry[str]], below_pairs: bool
+    ) -> tuple[sites.Site | None, dict[str, str]]:
         """The documentation site this folder is in (if any: for all its files), and the files that
         are source copies beside their pages (name -> reason)."""
         if not self.site_detection:
@@ -237,12 +241,18 @@ def nothing_to_index(root: Path, found: Scan) -> str:
     if not total and found.ignored and not found.excluded:
         return f"nothing to index in {root}: every document is excluded by .gitignore ({found.ignored}){unread}"
     if not total and (found.ignored or found.excluded):
-        return (f"nothing to index in {root}: every document is left out{linked}{unread}; "
-                f"check the --exclude patterns (saved with the table) and .lancelotignore")
+        return (
+            f"nothing to index in {root}: every document is left out{linked}{unread}; "
+            f"check the --exclude patterns (saved with the table) and .lancelotignore"
+        )
     if not total:
-        return (f"nothing to index in {root}: it holds no files (names starting with a dot are skipped){unread}"
-                f"{linked}; give the folder of your documents")
+        return (
+            f"nothing to index in {root}: it holds no files (names starting with a dot are skipped){unread}"
+            f"{linked}; give the folder of your documents"
+        )
     counts = ", ".join(f"{n} {suffix}" for suffix, n in found.other.most_common(6))
     more = ", ..." if len(found.other) > 6 else ""
-    return (f"nothing to index in {root}: found {total} file(s), none of a supported kind ({kinds}): "
-            f"{counts}{more}{unread}{linked}; convert them, or use --ext to add source-code extensions")
+    return (
+        f"nothing to index in {root}: found {total} file(s), none of a supported kind ({kinds}): "
+        f"{counts}{more}{unread}{linked}; convert them, or use --ext to add source-code extensions"
+    )

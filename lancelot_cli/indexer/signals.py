@@ -37,8 +37,7 @@ class Interrupted(IndexingError):
 
 def owns_signals() -> bool:
     """True when the run may decide what SIGTERM does (see the module doc)."""
-    return (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
 @contextmanager

@@ -30,9 +30,11 @@ from lancelot_cli.mdtext import next_fence
 _HEADING_ATTRS = re.compile(r"^( {0,3}#{1,6}[ \t]+.*?)[ \t]*\{:?[ \t]*[#.][^{}\n]*\}[ \t]*$")
 _PARENTS = re.compile(r"^(?:\.\.?/)+")
 _ATTR_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*$")
-_INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{\*[ \t]*(\S+).*\*\}"  # {* path ... *}
-                           r"|;?-{2}8<-{2}[ \t]*[\"']?([^\"'\s]*).*"  # --8<-- "path"
-                           r"|\{!>?[ \t]*(\S+?)[ \t]*!\})[ \t]*$")  # {! path !}
+_INCLUDE_LINE = re.compile(
+    r"^[ \t]*(?:\{\*[ \t]*(\S+).*\*\}"  # {* path ... *}
+    r"|;?-{2}8<-{2}[ \t]*[\"']?([^\"'\s]*).*"  # --8<-- "path"
+    r"|\{!>?[ \t]*(\S+?)[ \t]*!\})[ \t]*$"
+)  # {! path !}
 _ADMONITION = re.compile(r"^( *)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+\"([^\"]*)\")?[ \t]*$")
 _BLOCK_OPEN = re.compile(r"^[ \t]*/{3,}[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _BLOCK_CLOSE = re.compile(r"^[ \t]*(?:/{3,}|:{3,})[ \t]*$")
@@ -50,8 +52,11 @@ _HTML_ELEMENTS = (
     "ins kbd label li main mark nav noscript ol p picture pre q s samp section small source span strike strong "
     "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr"
 )
-_TAG = re.compile(r"(?<![\w.])</?(?:(?:" + "|".join(_HTML_ELEMENTS.split())
-                  + r")|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)(?:\s[^<>]*)?/?>")
+_TAG = re.compile(
+    r"(?<![\w.])</?(?:(?:"
+    + "|".join(_HTML_ELEMENTS.split())
+    + r")|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)(?:\s[^<>]*)?/?>"
+)
 
 
 def clean(text: str) -> str:
@@ -67,7 +72,7 @@ def clean(text: str) -> str:
             continue
         if body_indent is not None:
             if line.startswith(body_indent):
-                line = line[len(body_indent):]
+                line = line[len(body_indent) :]
             elif line.strip():
                 body_indent = None
         fence = next_fence(line, None)
@@ -105,8 +110,9 @@ def _clean_line(line: str) -> str:
         return line
     # Inline code (`<div>`, `{{ value }}`) is shown as written: only the text between code spans is cleaned.
     parts = _CODE_SPAN.split(line)
-    return "".join(part if i % 2 else _TAG.sub("", _BADGE.sub("", _SHORTCODE.sub("", part)))
-                   for i, part in enumerate(parts))
+    return "".join(
+        part if i % 2 else _TAG.sub("", _BADGE.sub("", _SHORTCODE.sub("", part))) for i, part in enumerate(parts)
+    )
 
 
 def _blank_lines(match: re.Match[str]) -> str:

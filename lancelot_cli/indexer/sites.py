@@ -28,8 +28,10 @@ _PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
 # Pages a generator writes for navigation or search rather than content (names relative to the site root).
 _SPHINX_GENERATED = re.compile(r"^(search|genindex(-[^/]*)?|[a-z]*-?modindex)\.html$|^_modules/|^_static/|^_images/")
 _MKDOCS_GENERATED = re.compile(r"^(404|search)\.html$|^search/|^assets/")
-_DOCUSAURUS_GENERATED = re.compile(r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)"
-                                   r"|^blog/(archive|page)/")
+_DOCUSAURUS_GENERATED = re.compile(
+    r"^404\.html$|^search(/|\.html$)|^assets/|(^|/)tags(/|\.html$)"
+    r"|^blog/(archive|page)/"
+)
 _DOCNAMES = re.compile(r'"?docnames"?\s*:\s*(\[[^\]]*\])')
 _GENERATOR = re.compile(rb"<meta\s+name=[\"']generator[\"']\s+content=[\"']([^\"']+)", re.I)
 
@@ -42,7 +44,7 @@ class Site:
 
     def leave_out(self, rel: str) -> str | None:
         """Why ``rel`` (relative to the indexed folder) is not a rendered page of this site, or None."""
-        inner = rel if not self.root else rel[len(self.root) + 1:] if rel.startswith(f"{self.root}/") else None
+        inner = rel if not self.root else rel[len(self.root) + 1 :] if rel.startswith(f"{self.root}/") else None
         if inner is None:
             return None
         if self.kind == "Sphinx":
@@ -84,8 +86,12 @@ def sources_beside_pages(names: list[str], below_pairs: bool = False) -> dict[st
     text), and so are the sources of a folder without pages below such a folder
     (``includes/cmd-options.txt``: ``below_pairs``). Any other folder is left as it is."""
     pages = {name[: -len(suffix)] for name in names for suffix in _PAGE_SUFFIXES if name.lower().endswith(suffix)}
-    sources = {name: stem for name in names for suffix in _SOURCE_SUFFIXES
-               if name.lower().endswith(suffix) and (stem := name[: -len(suffix)])}
+    sources = {
+        name: stem
+        for name in names
+        for suffix in _SOURCE_SUFFIXES
+        if name.lower().endswith(suffix) and (stem := name[: -len(suffix)])
+    }
     if any(stem in pages for stem in sources.values()) or (below_pairs and not pages):
         return {name: SOURCE_COPY if stem in pages else FRAGMENT for name, stem in sources.items()}
     return {}
@@ -129,16 +135,22 @@ def site_of(sites: list[Site], folder: str) -> Site | None:
 
 
 def describe(counts: dict[tuple[str, str], int]) -> str:
-    """"Sphinx site found: left out 497 source copies and 4 generated pages" from
+    """ "Sphinx site found: left out 497 source copies and 4 generated pages" from
     {(kind, reason): files}; one clause per kind of site."""
     parts = []
     for kind in sorted({k for k, _ in counts}):
         copies, generated = counts.get((kind, SOURCE_COPY), 0), counts.get((kind, GENERATED), 0)
         fragments, unlisted = counts.get((kind, FRAGMENT), 0), counts.get((kind, UNLISTED), 0)
-        what = [f"{n} {one if n == 1 else many}" for n, one, many in
-                ((copies, SOURCE_COPY, "source copies"), (generated, GENERATED, "generated pages"),
-                 (fragments, FRAGMENT, "source fragments"),
-                 (unlisted, UNLISTED, "pages its search index does not list")) if n]
+        what = [
+            f"{n} {one if n == 1 else many}"
+            for n, one, many in (
+                (copies, SOURCE_COPY, "source copies"),
+                (generated, GENERATED, "generated pages"),
+                (fragments, FRAGMENT, "source fragments"),
+                (unlisted, UNLISTED, "pages its search index does not list"),
+            )
+            if n
+        ]
         found = "rendered pages with their sources found" if kind == BESIDE else f"{kind} site found"
         parts.append(f"{found}: left out {' and '.join(what) or 'nothing'}")
     return "; ".join(parts) + " (--no-site-detection to index them)" if parts else ""

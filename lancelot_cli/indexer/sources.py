@@ -49,8 +49,12 @@ class NothingToIndex(IndexingError):
     `lancelot index --watch` reports it and keeps watching."""
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 LE starts with UTF-16 LE's mark: tested first
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)  # UTF-32 LE starts with UTF-16 LE's mark: tested first
 
 
 def _decode(raw: bytes, rel: str) -> str:
@@ -105,13 +109,16 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     if not text or not text.strip():
         import trafilatura
 
-        text = trafilatura.extract(tree if tree is not None else html, output_format="markdown",
-                                   include_tables=True, favor_recall=True) or ""
+        text = (
+            trafilatura.extract(
+                tree if tree is not None else html, output_format="markdown", include_tables=True, favor_recall=True
+            )
+            or ""
+        )
     text = clean_markdown(text, headings)
     release_memory()
     # Permalink marks left on the heading lines of the extracted Markdown ("# Glossary#"): drop them.
-    text = "\n".join(clean_title(line, markdown=True) if line.startswith("#") else line
-                     for line in text.split("\n"))
+    text = "\n".join(clean_title(line, markdown=True) if line.startswith("#") else line for line in text.split("\n"))
     if not text.strip() and tree is not None:
         tree = lxml_html.fromstring(html)  # trafilatura may have pruned the tree it was given
         for bad in tree.xpath("//script|//style|//noscript|//template"):

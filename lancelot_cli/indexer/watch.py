@@ -51,18 +51,38 @@ def relevant(root: Path, path: str) -> bool:
     return not suffix or suffix in EXTENSIONS
 
 
-def watch_folder(source: Path | str, database: str, table: str = "documents", *,
-                 on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
-                 stop: threading.Event | None = None, quiet_ms: int = QUIET_MS, idle_optimize_s: float | None = None,
-                 **index_options: Any) -> None:
+def watch_folder(
+    source: Path | str,
+    database: str,
+    table: str = "documents",
+    *,
+    on_batch: Callable[[IndexReport], None],
+    on_error: Callable[[str], None],
+    stop: threading.Event | None = None,
+    quiet_ms: int = QUIET_MS,
+    idle_optimize_s: float | None = None,
+    **index_options: Any,
+) -> None:
     """`watch_job` of the job `index_folder` would run with ``index_options`` (its keywords)."""
-    watch_job(folder_job(source, database, table, **index_options), on_batch=on_batch, on_error=on_error,
-              stop=stop, quiet_ms=quiet_ms, idle_optimize_s=idle_optimize_s)
+    watch_job(
+        folder_job(source, database, table, **index_options),
+        on_batch=on_batch,
+        on_error=on_error,
+        stop=stop,
+        quiet_ms=quiet_ms,
+        idle_optimize_s=idle_optimize_s,
+    )
 
 
-def watch_job(job: IndexJob, *, on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
-              stop: threading.Event | None = None, quiet_ms: int = QUIET_MS,
-              idle_optimize_s: float | None = None) -> None:
+def watch_job(
+    job: IndexJob,
+    *,
+    on_batch: Callable[[IndexReport], None],
+    on_error: Callable[[str], None],
+    stop: threading.Event | None = None,
+    quiet_ms: int = QUIET_MS,
+    idle_optimize_s: float | None = None,
+) -> None:
     """Run ``job`` once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
 
     A batch in flight when the stop comes is finished (its commit is atomic either way), and so is
@@ -84,8 +104,14 @@ def watch_job(job: IndexJob, *, on_batch: Callable[[IndexReport], None], on_erro
 class _Watcher:
     """The passes of one watch, and what it keeps between them."""
 
-    def __init__(self, job: IndexJob, on_batch: Callable[[IndexReport], None], on_error: Callable[[str], None],
-                 stop: threading.Event, idle_s: float) -> None:
+    def __init__(
+        self,
+        job: IndexJob,
+        on_batch: Callable[[IndexReport], None],
+        on_error: Callable[[str], None],
+        stop: threading.Event,
+        idle_s: float,
+    ) -> None:
         self.job, self.on_batch, self.on_error, self.stop, self.idle_s = job, on_batch, on_error, stop, idle_s
         self.pending = False  # a pass committed rows that optimize() has not taken in yet
         self.last_pass = time.monotonic()
@@ -100,8 +126,14 @@ class _Watcher:
         # or not), so the pass that follows runs while events are collected: a file saved during it
         # is an event for the next batch, never lost. Ctrl-C raises KeyboardInterrupt (the CLI stops).
         for changes in watchfiles.watch(
-            root, watch_filter=lambda _change, path: relevant(root, path), debounce=MAX_WAIT_MS, step=quiet_ms,
-            stop_event=self.stop, rust_timeout=1000, yield_on_timeout=True, raise_interrupt=True,
+            root,
+            watch_filter=lambda _change, path: relevant(root, path),
+            debounce=MAX_WAIT_MS,
+            step=quiet_ms,
+            stop_event=self.stop,
+            rust_timeout=1000,
+            yield_on_timeout=True,
+            raise_interrupt=True,
         ):
             if changes or self.first:
                 self.first = False

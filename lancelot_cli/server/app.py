@@ -38,11 +38,13 @@ WARM_UP_DELAY = 0.25  # seconds after the transport starts
 def instructions(settings: Settings) -> str:
     """Server instructions: what this server is for and which tables it can read (a cheap listing)."""
     lines = [
-        ("Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
-         "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
-         "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
-         "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
-         "lancedb_status when something fails or to see tables and vectors."),
+        (
+            "Lancelot searches the user's own documents (notes, docs, web pages) indexed in a LanceDB "
+            "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
+            "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
+            "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
+            "lancedb_status when something fails or to see tables and vectors."
+        ),
     ]
     path = settings.db_uri
     if not path:
@@ -115,10 +117,15 @@ class LancelotServer(MCPServer):
         """The tools with slimmed schemas (``schemas.slim``): the list is read in every conversation.
         Arguments are still validated by the SDK's full pydantic models."""
         if self._listed is None:
-            self._listed = [tool.model_copy(update={
-                "input_schema": slim(tool.input_schema),
-                "output_schema": slim(inline_defs(tool.output_schema)) if tool.output_schema else None,
-            }) for tool in await super().list_tools()]
+            self._listed = [
+                tool.model_copy(
+                    update={
+                        "input_schema": slim(tool.input_schema),
+                        "output_schema": slim(inline_defs(tool.output_schema)) if tool.output_schema else None,
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
         return self._listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -166,17 +173,27 @@ class LancelotServer(MCPServer):
 
     async def list_prompts(self) -> list[Prompt]:
         found = await anyio.to_thread.run_sync(self._agents)
-        return [Prompt(name=a.name, title=a.title, description=f"Instructions from {a.source} "
-                       f"(read-only, from the Lancelot database)") for a in found]
+        return [
+            Prompt(
+                name=a.name,
+                title=a.title,
+                description=f"Instructions from {a.source} (read-only, from the Lancelot database)",
+            )
+            for a in found
+        ]
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         found = {a.name: a for a in await anyio.to_thread.run_sync(self._agents)}
         if name not in found:  # every prompt is a document: none is registered in code
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; prompts here: "
-                                                        f"{', '.join(sorted(found)) or 'none'}")
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"unknown prompt {name!r}; prompts here: {', '.join(sorted(found)) or 'none'}",
+            )
         text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name].source))
-        return GetPromptResult(description=found[name].title,
-                               messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))])
+        return GetPromptResult(
+            description=found[name].title,
+            messages=[PromptMessage(role="user", content=TextContent(type="text", text=text))],
+        )
 
     def _agents(self) -> list[AgentDocument]:
         try:
@@ -185,8 +202,13 @@ class LancelotServer(MCPServer):
             return []
 
 
-def build_server(settings: Settings, engine: Engine | None = None, *, protocol_version: str | None = None,
-                 metrics: Metrics | None = None) -> MCPServer:
+def build_server(
+    settings: Settings,
+    engine: Engine | None = None,
+    *,
+    protocol_version: str | None = None,
+    metrics: Metrics | None = None,
+) -> MCPServer:
     """The MCP server with the read-only tools over ``engine`` (built on first use when None)."""
     from mcp_types.version import LATEST_PROTOCOL_VERSION
 

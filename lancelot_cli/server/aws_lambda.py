@@ -36,7 +36,7 @@ def _route(base_path: str | None) -> Callable[[MutableMapping[str, Any]], bool]:
         path = raw
         stage = (scope.get("aws.event") or {}).get("requestContext", {}).get("stage")
         if stage and stage != "$default" and (path == f"/{stage}" or path.startswith(f"/{stage}/")):
-            path = path[len(stage) + 1:] or "/"
+            path = path[len(stage) + 1 :] or "/"
         # Either form matches: the path without the stage prefix, or as the request gave it
         # (a base path that includes the stage, or a stage named like the base path).
         candidates = {path.rstrip("/") or "/", raw.rstrip("/") or "/"}
@@ -94,8 +94,9 @@ def _malformed(event: Any) -> str | None:
     if not isinstance(http, dict) or not isinstance(http.get("method"), str) or not isinstance(http.get("path"), str):
         return "requestContext.http with a method and a path is missing"
     headers = event.get("headers", {})
-    if headers is not None and not (isinstance(headers, dict)
-                                    and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
+    if headers is not None and not (
+        isinstance(headers, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+    ):
         return "headers must be an object of strings"
     cookies = event.get("cookies")
     if cookies is not None and not (isinstance(cookies, list) and all(isinstance(c, str) for c in cookies)):
@@ -117,7 +118,14 @@ def _malformed(event: Any) -> str | None:
 def _bad_event(problem: str) -> dict[str, Any]:
     import json
 
-    body = {"jsonrpc": "2.0", "id": None,
-            "error": {"code": -32600, "message": f"Invalid Request: not an API Gateway HTTP API event ({problem})"}}
-    return {"statusCode": 400, "headers": {"content-type": "application/json"}, "body": json.dumps(body),
-            "isBase64Encoded": False}
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": f"Invalid Request: not an API Gateway HTTP API event ({problem})"},
+    }
+    return {
+        "statusCode": 400,
+        "headers": {"content-type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }

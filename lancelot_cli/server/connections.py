@@ -26,8 +26,10 @@ from lancelot_cli.errors import LancelotError
 
 def _raw_reply(status: int, reason: str, message: str) -> bytes:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
-    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            f"connection: close\r\n\r\n").encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        f"connection: close\r\n\r\n"
+    ).encode()
     return head + body
 
 
@@ -95,8 +97,9 @@ def bind(host: str, port: int) -> list[socket.socket]:
     try:
         infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise LancelotError(f"cannot listen on {host!r}: {exc.strerror}; give --host an address such as "
-                            f"127.0.0.1") from None
+        raise LancelotError(
+            f"cannot listen on {host!r}: {exc.strerror}; give --host an address such as 127.0.0.1"
+        ) from None
     sockets: list[socket.socket] = []
     seen: set[Any] = set()
     try:
@@ -117,8 +120,10 @@ def bind(host: str, port: int) -> list[socket.socket]:
             sock.close()
         shown = f"[{host}]" if ":" in host else host
         if exc.errno == errno.EADDRINUSE:
-            raise LancelotError(f"port {port} on {shown} is already in use; stop the other server or pick "
-                                f"another port with --http PORT") from None
-        raise LancelotError(f"cannot listen on {shown}:{port}: {exc.strerror or exc}; pick another --host "
-                            f"or --http PORT") from None
+            raise LancelotError(
+                f"port {port} on {shown} is already in use; stop the other server or pick another port with --http PORT"
+            ) from None
+        raise LancelotError(
+            f"cannot listen on {shown}:{port}: {exc.strerror or exc}; pick another --host or --http PORT"
+        ) from None
     return sockets

@@ -120,11 +120,17 @@ def default_allowed_hosts(host: str, port: int) -> set[str] | None:
     return None
 
 
-async def _reply(send: Send, status: int, message: str, code: int = -32600,
-                 headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+async def _reply(
+    send: Send, status: int, message: str, code: int = -32600, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -140,9 +146,16 @@ class Guard:
         route: says whether a request is for the MCP endpoint (default: path ``/mcp`` or ``/mcp/``).
     """
 
-    def __init__(self, build_inner: Callable[[], ASGIApp], *, allowed_hosts: set[str] | None,
-                 allowed_origins: set[str], supported_versions: set[str],
-                 route: Callable[[Scope], bool] | None = None, body_timeout: float = 0) -> None:
+    def __init__(
+        self,
+        build_inner: Callable[[], ASGIApp],
+        *,
+        allowed_hosts: set[str] | None,
+        allowed_origins: set[str],
+        supported_versions: set[str],
+        route: Callable[[Scope], bool] | None = None,
+        body_timeout: float = 0,
+    ) -> None:
         self._build_inner = build_inner
         self.body_timeout = body_timeout
         self._route = route or _is_endpoint
@@ -177,8 +190,9 @@ class Guard:
         if not self._route(scope):
             return await _reply(send, 404, "Not found: this is not the MCP endpoint")
         if scope["method"] != "POST":
-            return await _reply(send, 405, "Method not allowed: this stateless server takes POST only",
-                                headers=[(b"allow", b"POST")])
+            return await _reply(
+                send, 405, "Method not allowed: this stateless server takes POST only", headers=[(b"allow", b"POST")]
+            )
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY:
             return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
@@ -197,8 +211,7 @@ class Guard:
                 if not message.get("more_body", False):
                     break
         if reading.cancelled_caught:  # a client stalling mid-body holds a connection: drop it
-            return await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s",
-                                headers=CLOSE)
+            return await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s", headers=CLOSE)
         problem = json_problem(bytes(body))
         if problem:
             return await _reply(send, 400, problem, code=-32700)
@@ -207,15 +220,22 @@ class Guard:
         payload = repaired(bytes(body))
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.supported_versions:
-            return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: "
-                                           f"{', '.join(sorted(self.supported_versions))}")
+            return await _reply(
+                send,
+                400,
+                f"Unsupported MCP-Protocol-Version {version!r}; supported: "
+                f"{', '.join(sorted(self.supported_versions))}",
+            )
         if self._inner is None:
             return await _reply(send, 503, "Server is starting", code=-32603)
         # The SDK compares the media type case-sensitively: hand it the canonical form.
         raw_headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-type"]
         raw_headers.append((b"content-type", b"application/json"))
-        await self._inner({**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
-                          _replay(payload, receive), send)
+        await self._inner(
+            {**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
+            _replay(payload, receive),
+            send,
+        )
 
 
 def _is_endpoint(scope: Scope) -> bool:
@@ -235,8 +255,15 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 3000,
-                    engine: Any = None, route: Callable[[Scope], bool] | None = None, metrics: Any = None) -> Guard:
+def create_asgi_app(
+    settings: Settings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 3000,
+    engine: Any = None,
+    route: Callable[[Scope], bool] | None = None,
+    metrics: Any = None,
+) -> Guard:
     """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app."""
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -248,17 +275,26 @@ def create_asgi_app(settings: Settings, *, host: str = "127.0.0.1", port: int = 
     def build_inner() -> ASGIApp:
         # Lancelot checks Host and Origin itself (above), for every bind address.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        return server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security,
-                                          host=host, max_request_body_size=MAX_BODY)
+        return server.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            transport_security=security,
+            host=host,
+            max_request_body_size=MAX_BODY,
+        )
 
     if settings.allowed_hosts:
         allowed_hosts: set[str] | None = {h.lower() for h in settings.allowed_hosts}
     else:
         allowed_hosts = default_allowed_hosts(host, port)
-    return Guard(build_inner, allowed_hosts=allowed_hosts,
-                 allowed_origins={o.lower() for o in settings.allowed_origins},
-                 supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS}, route=route,
-                 body_timeout=settings.http_body_timeout)
+    return Guard(
+        build_inner,
+        allowed_hosts=allowed_hosts,
+        allowed_origins={o.lower() for o in settings.allowed_origins},
+        supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS},
+        route=route,
+        body_timeout=settings.http_body_timeout,
+    )
 
 
 def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Any = None) -> None:
@@ -285,11 +321,20 @@ def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metr
         )
     sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT} (Ctrl-C to stop)\n")
     level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
-                            log_level=level, server_header=False,
-                            http=guarded_protocol(settings.http_header_timeout, settings.http_max_connections),
-                            timeout_keep_alive=settings.http_idle_timeout,  # type: ignore[arg-type]
-                            h11_max_incomplete_event_size=MAX_HEAD)  # request line + headers
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        log_level=level,
+        server_header=False,
+        http=guarded_protocol(settings.http_header_timeout, settings.http_max_connections),
+        timeout_keep_alive=settings.http_idle_timeout,  # type: ignore[arg-type]
+        h11_max_incomplete_event_size=MAX_HEAD,
+    )  # request line + headers
+
     class Server(uvicorn.Server):
         """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
         kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""

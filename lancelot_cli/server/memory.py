@@ -85,15 +85,28 @@ def tune_malloc(environ: dict[str, str] | None = None) -> list[str]:
 def log_tuning(applied: list[str]) -> None:
     """Say at debug level what ``tune_malloc`` applied (call once logging is set up)."""
     if applied:
-        logging.getLogger(__name__).debug("malloc set for a long-running server: %s",
-                                          ", ".join(f"{name}={value}" for _, value, name in SETTINGS
-                                                    if name in applied))
+        logging.getLogger(__name__).debug(
+            "malloc set for a long-running server: %s",
+            ", ".join(f"{name}={value}" for _, value, name in SETTINGS if name in applied),
+        )
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-                 "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def _free_bytes() -> Callable[[], int] | None:
@@ -127,8 +140,9 @@ def release_freed() -> bool:
     if not _idle_thread:
         with _start_lock:
             if not _idle_thread:
-                _idle_thread.append(threading.Thread(target=_release_when_idle, name="lancelot-release-memory",
-                                                     daemon=True))
+                _idle_thread.append(
+                    threading.Thread(target=_release_when_idle, name="lancelot-release-memory", daemon=True)
+                )
                 _idle_thread[0].start()
     _called.set()
     if _FREE_BYTES is not None and _FREE_BYTES() <= RELEASE_ABOVE:

@@ -38,8 +38,14 @@ class Metrics:
             entry["ms"].append(seconds * 1000)
             del entry["ms"][:-KEEP]
             if self.log_file is not None:
-                line = {"time": round(time.time(), 3), "tool": tool, "argumentChars": argument_chars,
-                        "ms": round(seconds * 1000, 2), "tokens": tokens, "error": error}
+                line = {
+                    "time": round(time.time(), 3),
+                    "tool": tool,
+                    "argumentChars": argument_chars,
+                    "ms": round(seconds * 1000, 2),
+                    "tokens": tokens,
+                    "error": error,
+                }
                 with self.log_file.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line) + "\n")
 
@@ -48,9 +54,12 @@ class Metrics:
         with self._lock:
             tools = {
                 name: {
-                    "calls": e["calls"], "errors": e["errors"],
-                    "p50Ms": round(_percentile(e["ms"], 0.5), 2), "p95Ms": round(_percentile(e["ms"], 0.95), 2),
-                    "tokens": e["tokens"], "tokensPerCall": round(e["tokens"] / e["calls"], 1),
+                    "calls": e["calls"],
+                    "errors": e["errors"],
+                    "p50Ms": round(_percentile(e["ms"], 0.5), 2),
+                    "p95Ms": round(_percentile(e["ms"], 0.95), 2),
+                    "tokens": e["tokens"],
+                    "tokensPerCall": round(e["tokens"] / e["calls"], 1),
                 }
                 for name, e in sorted(self._tools.items())
             }

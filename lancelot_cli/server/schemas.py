@@ -37,6 +37,7 @@ class SearchReply(TypedDict):
 
 # --- What `tools/list` publishes: the SDK's pydantic schemas without the noise --------------------
 
+
 def slim(schema: Any) -> Any:
     """A JSON schema without what costs an agent tokens and tells it nothing: ``title`` everywhere,
     ``additionalProperties: true`` (the default), ``anyOf [X, null]`` with ``default: null`` on
@@ -48,8 +49,11 @@ def slim(schema: Any) -> Any:
         return [slim(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: slim(v) for k, v in schema.items()
-           if not (k == "title" and isinstance(v, str)) and not (k == "additionalProperties" and v is True)}
+    out = {
+        k: slim(v)
+        for k, v in schema.items()
+        if not (k == "title" and isinstance(v, str)) and not (k == "additionalProperties" and v is True)
+    }
     if "properties" in schema:  # "title" may also be a property's *name*: keep those
         out["properties"] = {name: slim(value) for name, value in schema["properties"].items()}
     optional = out.get("default", ...) is None
@@ -112,8 +116,9 @@ def _got(value: Any) -> str:
     return text if len(text) <= MAX_GOT_CHARS else f"{text[:MAX_GOT_CHARS]}… ({len(text)} characters)"
 
 
-def argument_problems(errors: Sequence[Mapping[str, Any]], input_schema: dict[str, Any],
-                      arguments: dict[str, Any]) -> str:
+def argument_problems(
+    errors: Sequence[Mapping[str, Any]], input_schema: dict[str, Any], arguments: dict[str, Any]
+) -> str:
     """One line for the pydantic errors of a tool call: each parameter named once, with what it
     allows and what was given (``limit must be an integer from 1 to 200; got "ten"``)."""
     properties = input_schema.get("properties", {})
@@ -139,7 +144,9 @@ def unknown_arguments(names: list[str], input_schema: dict[str, Any]) -> str | N
     unknown = [name for name in names if name not in properties]
     if not unknown:
         return None
-    shown = ", ".join(name if len(name) <= MAX_GOT_CHARS else f"{name[:MAX_GOT_CHARS]}… ({len(name):,} characters)"
-                      for name in unknown)
+    shown = ", ".join(
+        name if len(name) <= MAX_GOT_CHARS else f"{name[:MAX_GOT_CHARS]}… ({len(name):,} characters)"
+        for name in unknown
+    )
     plural = "s" if len(unknown) > 1 else ""
     return f"unknown parameter{plural} {shown}; this tool takes: {', '.join(properties) or 'no parameters'}"

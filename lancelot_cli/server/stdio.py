@@ -29,8 +29,10 @@ __all__ = ["configure_logging", "run_stdio", "serve_session"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
-NOT_INITIALIZED = ("Server not initialized: send `initialize` (then `notifications/initialized`) before "
-                   "any other request, as MCP clients do")
+NOT_INITIALIZED = (
+    "Server not initialized: send `initialize` (then `notifications/initialized`) before "
+    "any other request, as MCP clients do"
+)
 
 
 def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
@@ -119,8 +121,9 @@ class _Unanswered:
             self._ids.add(request_id)
         elif method == "notifications/cancelled":  # the client wants no answer to it
             params = getattr(message, "params", None)
-            self._ids.discard(params.get("requestId") if isinstance(params, dict)
-                              else getattr(params, "request_id", None))
+            self._ids.discard(
+                params.get("requestId") if isinstance(params, dict) else getattr(params, "request_id", None)
+            )
             self._wake()
 
     async def send(self, item: Any) -> None:
@@ -163,15 +166,19 @@ def _error_reply(exc: Exception) -> Any:
     kinds = {error.get("type") for error in errors}
     if not errors or kinds & {"json_invalid", "recursion_loop"}:
         code = PARSE_ERROR
-        message = "Parse error: the line is not JSON" if "recursion_loop" not in kinds \
+        message = (
+            "Parse error: the line is not JSON"
+            if "recursion_loop" not in kinds
             else "Parse error: the JSON is nested too deeply"
+        )
         request_id = None
     else:
         code = INVALID_REQUEST
         message = "Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response"
         request_id = _request_id(errors)
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
-                                             error=types.ErrorData(code=code, message=message)))
+    return SessionMessage(
+        types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+    )
 
 
 def _without_lone_surrogates(exc: Exception) -> Any:

@@ -32,14 +32,17 @@ T = TypeVar("T")
 
 Table = Annotated[str, Field(description="Table to use.", max_length=200)]
 FilterValue = str | int | float | bool
-PathPrefix = Annotated[str | None, Field(description="Only paths starting with this (a folder: \"docs/adr/\").")]
-Filters = Annotated[dict[str, FilterValue | list[FilterValue]] | None, Field(
-    description="Only rows whose columns equal these (any of a list): "
-                "{\"kind\": \"adr\", \"status\": [\"a\", \"b\"]}.")]
+PathPrefix = Annotated[str | None, Field(description='Only paths starting with this (a folder: "docs/adr/").')]
+Filters = Annotated[
+    dict[str, FilterValue | list[FilterValue]] | None,
+    Field(description='Only rows whose columns equal these (any of a list): {"kind": "adr", "status": ["a", "b"]}.'),
+]
 # lancedb_query's narrowing is lancedb_search's: said once, there.
 SamePathPrefix = Annotated[str | None, Field(description="As in lancedb_search.")]
-SameFilters = Annotated[dict[str, FilterValue | list[FilterValue]] | None,
-                       WithJsonSchema({"type": "object", "description": "As in lancedb_search."})]
+SameFilters = Annotated[
+    dict[str, FilterValue | list[FilterValue]] | None,
+    WithJsonSchema({"type": "object", "description": "As in lancedb_search."}),
+]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
 Budget = Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")]
 
@@ -120,8 +123,7 @@ def _engine_cause(exc: BaseException) -> LancelotError | None:
 def _engine_error(exc: ToolError, cause: LancelotError) -> CallToolResult:
     """An engine error for a whole-reply caller: the text agents get, and its kind and hint."""
     kind = {"kind": type(cause).__name__, "message": str(cause), "hint": cause.hint}
-    return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True,
-                          _meta={ERROR_KEY: kind})
+    return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True, _meta={ERROR_KEY: kind})
 
 
 MAX_ERROR_CHARS = 1000  # an error echoing a 60 KB argument must not come back whole
@@ -141,8 +143,9 @@ def _run(call: Callable[[], T]) -> T:
     except LancelotError as exc:
         raise ToolError(_capped(exc.worded(HINTS))) from exc  # the cause: for a whole reply's _meta
     except Exception as exc:
-        raise ToolError(_capped(f"{type(exc).__name__}: {exc}; check the table and column arguments "
-                                f"against lancedb_status")) from exc
+        raise ToolError(
+            _capped(f"{type(exc).__name__}: {exc}; check the table and column arguments against lancedb_status")
+        ) from exc
     finally:
         release_freed()  # what the call freed goes back to the system (server.memory)
 
@@ -150,8 +153,9 @@ def _run(call: Callable[[], T]) -> T:
 GetEngine = Callable[[], Engine]
 
 
-def register(server: MCPServer, settings: Settings, get_engine: GetEngine, metrics: Metrics,
-             protocol_version: str) -> None:
+def register(
+    server: MCPServer, settings: Settings, get_engine: GetEngine, metrics: Metrics, protocol_version: str
+) -> None:
     """Add the tools and the usage resource to ``server``."""
     for make, name, title, description, structured in (
         (_search, "lancedb_search", "Search documents", SEARCH_DESCRIPTION, True),
@@ -160,42 +164,71 @@ def register(server: MCPServer, settings: Settings, get_engine: GetEngine, metri
         (_status, "lancedb_status", "Database status", STATUS_DESCRIPTION, True),
     ):
         options: dict[str, Any] = {} if structured else {"structured_output": False}
-        server.add_tool(make(settings, get_engine, metrics), name=name, title=title, description=description,
-                        annotations=READ_ONLY, **options)
+        server.add_tool(
+            make(settings, get_engine, metrics),
+            name=name,
+            title=title,
+            description=description,
+            annotations=READ_ONLY,
+            **options,
+        )
 
     def lancedb_version() -> CallToolResult:
         return _json_result(get_engine().version(protocol_version))
 
-    server.add_tool(lancedb_version, name="lancedb_version", title="Lancelot version",
-                    description=VERSION_DESCRIPTION, annotations=READ_ONLY)
+    server.add_tool(
+        lancedb_version,
+        name="lancedb_version",
+        title="Lancelot version",
+        description=VERSION_DESCRIPTION,
+        annotations=READ_ONLY,
+    )
 
-    @server.resource("lancelot://stats", name="stats", title="Lancelot usage", mime_type="application/json",
-                     description="Per-tool calls, errors, p50/p95 latency and approximate reply tokens since "
-                                 "the server started (in memory; nothing is written to the database).")
+    @server.resource(
+        "lancelot://stats",
+        name="stats",
+        title="Lancelot usage",
+        mime_type="application/json",
+        description="Per-tool calls, errors, p50/p95 latency and approximate reply tokens since "
+        "the server started (in memory; nothing is written to the database).",
+    )
     def stats() -> str:
         return to_json(metrics.snapshot())
 
 
 def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
     def lancedb_search(
-        query: Annotated[str, Field(description="Words, a \"phrase\" or an identifier.")],
+        query: Annotated[str, Field(description='Words, a "phrase" or an identifier.')],
         limit: Limit = settings.default_limit,
         searchType: Annotated[
             Literal[SEARCH_TYPES],  # type: ignore[valid-type]
-            Field(description="auto: hybrid if vectors and a key exist, else text. text: BM25 keywords. "
-                              "vector: semantic. hybrid: both, fused."),
+            Field(
+                description="auto: hybrid if vectors and a key exist, else text. text: BM25 keywords. "
+                "vector: semantic. hybrid: both, fused."
+            ),
         ] = "auto",
         table: Table = settings.table,
         textColumn: Annotated[str, Field(description="Text column.")] = settings.text_column,
         vectorColumn: Annotated[str, Field(description="Vector column.")] = settings.vector_column,
         pathPrefix: PathPrefix = None,
         filters: Filters = None,
-        perDocument: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Most chunks of one document among "
-                                          "the hits; 0: every chunk.")] = PER_DOCUMENT,
+        perDocument: Annotated[
+            int, Field(ge=0, le=MAX_LIMIT, description="Most chunks of one document among the hits; 0: every chunk.")
+        ] = PER_DOCUMENT,
     ) -> Annotated[CallToolResult, SearchReply]:
-        reply = _run(lambda: get_engine().search(query, limit=limit, search_type=searchType, table=table,
-                                                 text_column=textColumn, vector_column=vectorColumn,
-                                                 path_prefix=pathPrefix, filters=filters, per_document=perDocument))
+        reply = _run(
+            lambda: get_engine().search(
+                query,
+                limit=limit,
+                search_type=searchType,
+                table=table,
+                text_column=textColumn,
+                vector_column=vectorColumn,
+                path_prefix=pathPrefix,
+                filters=filters,
+                per_document=perDocument,
+            )
+        )
         return _json_result(reply)
 
     return lancedb_search
@@ -211,8 +244,17 @@ def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Calla
         pathPrefix: SamePathPrefix = None,
         filters: SameFilters = None,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
-        reply = _run(lambda: get_engine().query(question, context_budget=contextBudget, warm_start=warmStart,
-                                                table=table, limit=limit, path_prefix=pathPrefix, filters=filters))
+        reply = _run(
+            lambda: get_engine().query(
+                question,
+                context_budget=contextBudget,
+                warm_start=warmStart,
+                table=table,
+                limit=limit,
+                path_prefix=pathPrefix,
+                filters=filters,
+            )
+        )
         return _json_result(reply) if _whole_reply.get() else reply.context
 
     return lancedb_query
@@ -227,8 +269,11 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
         contextBudget: Budget = settings.context_budget,
         table: Table = settings.table,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
-        reply = _run(lambda: get_engine().document(source, chunk_id=id, before=before, after=after,
-                                                   context_budget=contextBudget, table=table))
+        reply = _run(
+            lambda: get_engine().document(
+                source, chunk_id=id, before=before, after=after, context_budget=contextBudget, table=table
+            )
+        )
         return _json_result(reply) if _whole_reply.get() else reply.context
 
     return lancedb_document

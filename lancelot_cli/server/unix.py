@@ -166,8 +166,13 @@ class _Lines:
 
         try:
             line = await self._buffered.receive_until(b"\n", MAX_LINE)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError,
-                anyio.ClosedResourceError):
+        except (
+            anyio.EndOfStream,
+            anyio.IncompleteRead,
+            anyio.DelimiterNotFound,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+        ):
             raise StopAsyncIteration from None
         return line.decode("utf-8", errors="replace")
 

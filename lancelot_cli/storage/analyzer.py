@@ -50,12 +50,19 @@ CJK_STOP_WORDS = (
     "こと もの よう これ それ この その あの どう どの どこ なに 何 ため から まで より など について として "
     "において によって ね よ ば れば う ん"
 ).split()
-FTS_OPTIONS: dict[str, Any] = {"with_position": True, "base_tokenizer": "icu/split", "remove_stop_words": True,
-                               "stem": True, "custom_stop_words": list(ENGLISH_STOP_WORDS)}
+FTS_OPTIONS: dict[str, Any] = {
+    "with_position": True,
+    "base_tokenizer": "icu/split",
+    "remove_stop_words": True,
+    "stem": True,
+    "custom_stop_words": list(ENGLISH_STOP_WORDS),
+}
 
 # Scripts written without spaces between words (Han, kana, Hangul syllables, Thai, Lao, Khmer, Myanmar).
-_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-                       "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]"
+)
 _CJK_STOP = frozenset(CJK_STOP_WORDS)
 
 
@@ -95,8 +102,15 @@ def split_words(token: str) -> list[str]:
 def _split(token: str) -> tuple[str, ...]:
     import lancedb
 
-    pieces = lancedb.tokenize(token, base_tokenizer="icu/split", lower_case=False, stem=False,
-                              remove_stop_words=False, ascii_folding=False, max_token_length=None)
+    pieces = lancedb.tokenize(
+        token,
+        base_tokenizer="icu/split",
+        lower_case=False,
+        stem=False,
+        remove_stop_words=False,
+        ascii_folding=False,
+        max_token_length=None,
+    )
     return tuple(piece.text for piece in pieces if piece.text not in _CJK_STOP)
 
 

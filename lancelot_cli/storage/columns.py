@@ -32,20 +32,22 @@ if TYPE_CHECKING:
 def table_schema() -> pa.Schema:
     import pyarrow as pa
 
-    return pa.schema([
-        pa.field(ID, pa.string(), nullable=False),
-        pa.field(PATH, pa.string()),
-        pa.field(TITLE, pa.string()),
-        pa.field(CHUNK, pa.int32()),
-        pa.field(TEXT, pa.string()),
-        pa.field(HASH, pa.string()),
-        pa.field(FILE_SIZE, pa.int64()),
-        pa.field(FILE_MTIME, pa.int64()),
-        pa.field(FILE_HASH, pa.string()),
-        pa.field(HEADING, pa.string()),
-        pa.field(LINE_START, pa.int32()),
-        pa.field(LINE_END, pa.int32()),
-    ])
+    return pa.schema(
+        [
+            pa.field(ID, pa.string(), nullable=False),
+            pa.field(PATH, pa.string()),
+            pa.field(TITLE, pa.string()),
+            pa.field(CHUNK, pa.int32()),
+            pa.field(TEXT, pa.string()),
+            pa.field(HASH, pa.string()),
+            pa.field(FILE_SIZE, pa.int64()),
+            pa.field(FILE_MTIME, pa.int64()),
+            pa.field(FILE_HASH, pa.string()),
+            pa.field(HEADING, pa.string()),
+            pa.field(LINE_START, pa.int32()),
+            pa.field(LINE_END, pa.int32()),
+        ]
+    )
 
 
 def fts_outdated(tbl: Any, column: str = TEXT) -> bool:

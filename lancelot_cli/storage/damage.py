@@ -18,8 +18,18 @@ from typing import Any
 from lancelot_cli.errors import LancelotError, TableDamagedError
 
 # What Lance says when a file is missing or cut short; anything else is not taken for damage.
-DAMAGE = ("Not found", "failed to fill whole buffer", "file size is too small", "LocalFileSystem error",
-          "unexpected end of file", "Corrupt", "corrupt", "Invalid protobuf", "invalid protobuf", "No such file")
+DAMAGE = (
+    "Not found",
+    "failed to fill whole buffer",
+    "file size is too small",
+    "LocalFileSystem error",
+    "unexpected end of file",
+    "Corrupt",
+    "corrupt",
+    "Invalid protobuf",
+    "invalid protobuf",
+    "No such file",
+)
 # ", /rustc/<hash>/library/core/src/ops/function.rs:250:5" and ", /root/.cargo/registry/.../local.rs:273:40"
 RUST_PATH = re.compile(r",?\s*/\S*?\.rs:\d+:\d+")
 PREFIXES = re.compile(r"\b(?:lance error|LanceError\(\w+\)|Generic \S+ error|Wrapped error):\s*")
@@ -40,8 +50,9 @@ def damaged(name: str, exc: BaseException) -> TableDamagedError:
     reason = plain(str(exc))
     if len(reason) > 300:
         reason = reason[:300] + "…"
-    return TableDamagedError(f"table {name!r} is damaged ({reason}); build it again with "
-                             f"`lancelot index SRC DB --rebuild`")
+    return TableDamagedError(
+        f"table {name!r} is damaged ({reason}); build it again with `lancelot index SRC DB --rebuild`"
+    )
 
 
 @contextmanager

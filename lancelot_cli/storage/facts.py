@@ -84,8 +84,9 @@ def table_facts(name: str, table: Any) -> TableFacts:
         types={f.name: f.type for f in schema},
         vectors=tuple(vectors),
         payload=tuple(payload),
-        text_columns=frozenset(f.name for f in schema
-                               if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)),
+        text_columns=frozenset(
+            f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        ),
         fts_columns=fts_columns(table),
         rows=int(table.count_rows()),
         metadata=_metadata(schema.metadata),

@@ -45,13 +45,17 @@ def build_filter(facts: TableFacts, path_prefix: str | None, filters: Mapping[st
     if path_prefix:
         path_col = facts.source_column
         if path_col is None:
-            raise ColumnNotFoundError(f"a path prefix needs a source column ({', '.join(facts.source_columns)}); "
-                                      f"table {facts.name!r} has: {', '.join(facts.columns)}")
+            raise ColumnNotFoundError(
+                f"a path prefix needs a source column ({', '.join(facts.source_columns)}); "
+                f"table {facts.name!r} has: {', '.join(facts.columns)}"
+            )
     equals = []
     for column, value in (filters or {}).items():
         if column not in facts.types:
-            raise ColumnNotFoundError(f"cannot filter on {column!r}: table {facts.name!r} has no such column; "
-                                      f"its columns are: {', '.join(facts.columns)}")
+            raise ColumnNotFoundError(
+                f"cannot filter on {column!r}: table {facts.name!r} has no such column; "
+                f"its columns are: {', '.join(facts.columns)}"
+            )
         values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
         if not values:
             raise InvalidArgumentError(f"filter {column!r} needs at least one value")
@@ -82,8 +86,9 @@ def _coerce(column: str, kind: Any, value: Any) -> Any:
             return value if isinstance(value, str) else json.dumps(value)
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"filter {column!r}: {value!r} is not a valid {kind} value") from None
-    raise InvalidArgumentError(f"cannot filter on {column!r}: only text, number and true/false columns can be "
-                               f"filtered, and it holds {kind}")
+    raise InvalidArgumentError(
+        f"cannot filter on {column!r}: only text, number and true/false columns can be filtered, and it holds {kind}"
+    )
 
 
 def where_expression(row_filter: RowFilter | None) -> Any:

@@ -39,8 +39,15 @@ _INDEXED: weakref.WeakKeyDictionary[Any, tuple[int, frozenset[str]]] = weakref.W
 SLACK = 1e-5
 
 
-def search(table: Any, words: str, column: str, boosts: Mapping[str, float], limit: int,
-           columns: Sequence[str], where: str | None) -> list[Row] | None:
+def search(
+    table: Any,
+    words: str,
+    column: str,
+    boosts: Mapping[str, float],
+    limit: int,
+    columns: Sequence[str],
+    where: str | None,
+) -> list[Row] | None:
     """The combined query's rows (``columns`` plus ``_score``, best first), or None when they
     cannot be had for sure this way (see the module docstring)."""
     import asyncio
@@ -74,9 +81,12 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
         rows = await handle.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
         return {row.pop("_rowid"): row for row in rows.to_pylist()}
 
-    text, *tops = LOOP.run(gather(scores(match_query(words, column), n, where),
-                                  *(scores(match_query(words, name), 1, where)
-                                    for name, weight in weighted)))
+    text, *tops = LOOP.run(
+        gather(
+            scores(match_query(words, column), n, where),
+            *(scores(match_query(words, name), 1, where) for name, weight in weighted),
+        )
+    )
     if not text:
         return None
     full, last_text = len(text) == n, text[-1][1]  # before pruning: what bounds the rows not fetched
@@ -87,8 +97,13 @@ def search(table: Any, words: str, column: str, boosts: Mapping[str, float], lim
         text = [(row_id, score) for row_id, score in text if score >= floor] if floor > 0 else text
     ids = ",".join(str(row_id) for row_id, _ in text)
     wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima, strict=True) if top > 0]
-    found = LOOP.run(gather(*(scores(match_query(words, name), len(text), f"_rowid IN ({ids})")
-                              for name, weight in wanted))) if wanted else []
+    found = (
+        LOOP.run(
+            gather(*(scores(match_query(words, name), len(text), f"_rowid IN ({ids})") for name, weight in wanted))
+        )
+        if wanted
+        else []
+    )
     by_column = {name: dict(rows) for (name, _), rows in zip(wanted, found, strict=True)}
     # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
     # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
@@ -116,14 +131,19 @@ def _fully_indexed(table: Any, columns: list[str]) -> bool:
     version = table.version
     known = _INDEXED.get(table)
     if known is None or known[0] != version:
-        covered = frozenset(name for index in fts_indices(table)
-                            if getattr(index, "num_unindexed_rows", None) == 0 for name in index.columns)
+        covered = frozenset(
+            name
+            for index in fts_indices(table)
+            if getattr(index, "num_unindexed_rows", None) == 0
+            for name in index.columns
+        )
         known = _INDEXED[table] = (version, covered)
     return all(name in known[1] for name in columns)
 
 
-def _total(text_score: float, row_id: int, weighted: list[tuple[str, float]],
-           by_column: Mapping[str, Mapping[int, float]]) -> float:
+def _total(
+    text_score: float, row_id: int, weighted: list[tuple[str, float]], by_column: Mapping[str, Mapping[int, float]]
+) -> float:
     """The combined query's score: float32 sums in clause order, as LanceDB adds them."""
     import numpy as np
 

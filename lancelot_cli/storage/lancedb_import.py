@@ -157,8 +157,11 @@ def _plan(package: str, source: bytes) -> tuple[Any, dict[str, tuple[str, str]],
                 names[alias.asname or alias.name] = (node.module, alias.name)  # type: ignore[assignment]
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             kept.append(node)
-        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-              and all(isinstance(t, ast.Name) for t in node.targets)):
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and all(isinstance(t, ast.Name) for t in node.targets)
+        ):
             kept.append(node)
             if any(t.id == "__version__" for t in node.targets):  # type: ignore[attr-defined]
                 version = node.value.value
@@ -185,8 +188,13 @@ def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], Non
             if any(alias.name == "*" for alias in node.names):
                 return None
             names.update({alias.asname or alias.name: (models, alias.name) for alias in node.names})
-        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-              and isinstance(node.value, ast.Name) and node.value.id in names):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in names
+        ):
             names[node.targets[0].id] = names[node.value.id]
         else:
             kept.append(node)
@@ -196,8 +204,13 @@ def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], Non
     annotations: set[int] = set()
     for found in ast.walk(tree):
         if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = [*found.args.posonlyargs, *found.args.args, *found.args.kwonlyargs, found.args.vararg,
-                         found.args.kwarg]
+            arguments = [
+                *found.args.posonlyargs,
+                *found.args.args,
+                *found.args.kwonlyargs,
+                found.args.vararg,
+                found.args.kwarg,
+            ]
             parts = [a.annotation for a in arguments if a is not None and a.annotation is not None]
             parts += [found.returns] if found.returns is not None else []
         elif isinstance(found, ast.AnnAssign):
@@ -212,8 +225,9 @@ def _namespace_plan(source: bytes) -> tuple[Any, dict[str, tuple[str, str]], Non
 
 
 class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
-    def __init__(self, fullname: str, path: str | None, plan: tuple[Any, dict[str, tuple[str, str]], Any],
-                 flags: int = 0) -> None:
+    def __init__(
+        self, fullname: str, path: str | None, plan: tuple[Any, dict[str, tuple[str, str]], Any], flags: int = 0
+    ) -> None:
         super().__init__(fullname, path)  # type: ignore[arg-type]
         self._tree, self._names, _ = plan
         self._flags = flags
@@ -223,7 +237,7 @@ class _LazyPackageLoader(importlib.machinery.SourceFileLoader):
         namespace = module.__dict__
         prefix = module.__name__ + "."
         # Submodules the eager __init__ imported become attributes of the package on first use too.
-        submodules = {target[len(prefix):].split(".")[0] for target, _ in names.values() if target.startswith(prefix)}
+        submodules = {target[len(prefix) :].split(".")[0] for target, _ in names.values() if target.startswith(prefix)}
 
         def __getattr__(attr: str) -> Any:  # noqa: N807 - the module __getattr__ of PEP 562
             # __import__ rather than importlib.import_module: `python -X importtime` then still

@@ -27,8 +27,9 @@ class OptimizePolicy:
     idle_seconds: float = 30.0
 
     def due(self, rows: int, unindexed: int, fragments: int) -> bool:
-        return (unindexed > 0 and (unindexed >= self.unindexed_rows or unindexed >= self.unindexed_share * rows)) \
-            or fragments >= self.fragments
+        return (
+            unindexed > 0 and (unindexed >= self.unindexed_rows or unindexed >= self.unindexed_share * rows)
+        ) or fragments >= self.fragments
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,9 @@ class VectorIndexPolicy:
     def due(self, rows: int, trained_rows: int | None, segments: int = 1) -> bool:
         """True when a table of ``rows`` rows, whose index was trained on ``trained_rows`` (None:
         it has none) and has ``segments`` segments, should get a newly trained index."""
-        return rows >= self.min_rows and (trained_rows is None or rows >= self.retrain_growth * trained_rows
-                                          or segments >= self.max_segments)
+        return rows >= self.min_rows and (
+            trained_rows is None or rows >= self.retrain_growth * trained_rows or segments >= self.max_segments
+        )
 
 
 OPTIMIZE_POLICY = OptimizePolicy()

@@ -22,8 +22,18 @@ from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, ta
 from lancelot_cli.storage.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import is_local, local_path
 
-__all__ = ["ReadOnlyDatabase", "ReadOnlyTable", "RowFilter", "TableFacts", "VectorColumn", "display_uri",
-           "fts_query", "quick_table_names", "store_kind", "warm_up"]
+__all__ = [
+    "ReadOnlyDatabase",
+    "ReadOnlyTable",
+    "RowFilter",
+    "TableFacts",
+    "VectorColumn",
+    "display_uri",
+    "fts_query",
+    "quick_table_names",
+    "store_kind",
+    "warm_up",
+]
 
 Row = dict[str, Any]
 # A ``_versions`` folder unchanged for this long (ns) has no commit its modification time may hide
@@ -108,8 +118,10 @@ class ReadOnlyTable:
     def fts_coverage(self) -> dict[str, int]:
         """Indexed and unindexed row counts of the full-text indexes (the text's, and the title,
         heading and path ones: each covers every row, so the least covered one is reported)."""
-        counts = [(int(getattr(index, "num_indexed_rows", 0) or 0), int(getattr(index, "num_unindexed_rows", 0) or 0))
-                  for index in fts_indices(self._table)]
+        counts = [
+            (int(getattr(index, "num_indexed_rows", 0) or 0), int(getattr(index, "num_unindexed_rows", 0) or 0))
+            for index in fts_indices(self._table)
+        ]
         if not counts:
             return {"indexed": 0, "unindexed": 0}
         return {"indexed": min(c[0] for c in counts), "unindexed": max(c[1] for c in counts)}
@@ -118,8 +130,15 @@ class ReadOnlyTable:
         """Rows whose vector is null (chunks added without `--embed`)."""
         return int(self._table.count_rows(f"{_quote_identifier(column)} IS NULL"))
 
-    def fts(self, query: str, column: str, limit: int, columns: Sequence[str],
-            row_filter: RowFilter | None = None, boosts: Mapping[str, float] | None = None) -> list[Row]:
+    def fts(
+        self,
+        query: str,
+        column: str,
+        limit: int,
+        columns: Sequence[str],
+        row_filter: RowFilter | None = None,
+        boosts: Mapping[str, float] | None = None,
+    ) -> list[Row]:
         """BM25 hits with ``_score`` (higher is better), among the rows the filter allows. With
         ``boosts`` (column -> weight), the query's words are also matched in those columns and each
         one's BM25 score, times its weight, is added to the text column's (see ``fts_query``)."""
@@ -127,8 +146,9 @@ class ReadOnlyTable:
             from lancelot_cli.storage import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
-                rows = fts_split.search(self._table, query, column, boosts, limit, columns,
-                                        where_expression(row_filter))
+                rows = fts_split.search(
+                    self._table, query, column, boosts, limit, columns, where_expression(row_filter)
+                )
                 if rows is not None:
                     return rows
             search = self._table.search(fts_query(query, column, boosts), query_type="fts")
@@ -136,8 +156,14 @@ class ReadOnlyTable:
             search = self._table.search(query, query_type="fts", fts_columns=column)
         return _filtered(search, row_filter).limit(limit).select([*columns, "_score"]).to_arrow().to_pylist()
 
-    def nearest(self, vector: Sequence[float], column: str, limit: int, columns: Sequence[str],
-                row_filter: RowFilter | None = None) -> list[Row]:
+    def nearest(
+        self,
+        vector: Sequence[float],
+        column: str,
+        limit: int,
+        columns: Sequence[str],
+        row_filter: RowFilter | None = None,
+    ) -> list[Row]:
         """Nearest rows by vector with ``_distance`` (lower is closer), among the rows the filter allows.
         With an ANN index (storage/ann.py) at least ``ANN_NPROBES`` partitions are searched (more
         when a filter leaves too few rows there) and ~``ANN_CANDIDATES`` candidates re-ranked by
@@ -151,8 +177,9 @@ class ReadOnlyTable:
         """Every row the filter allows (in table order), only the named columns."""
         return self._scan(columns, row_filter).to_pylist()
 
-    def containing_any(self, words: Sequence[str], column: str, columns: Sequence[str],
-                       row_filter: RowFilter | None = None) -> list[Row]:
+    def containing_any(
+        self, words: Sequence[str], column: str, columns: Sequence[str], row_filter: RowFilter | None = None
+    ) -> list[Row]:
         """Rows whose ``column`` contains at least one of ``words`` (case-insensitive substring),
         in table order: the candidates of a search without a full-text index. Arrow narrows them
         so only matching rows become Python objects."""
@@ -179,13 +206,16 @@ def fts_query(words: str, column: str, boosts: Mapping[str, float]) -> Any:
     from lancedb.query import BooleanQuery, FullTextQuery, Occur
 
     clauses: list[tuple[Occur, FullTextQuery]] = [(Occur.SHOULD, match_query(words, column))]
-    clauses += [(Occur.SHOULD, match_query(words, name, boost=float(weight)))
-                for name, weight in boosts.items() if weight and name != column]
+    clauses += [
+        (Occur.SHOULD, match_query(words, name, boost=float(weight)))
+        for name, weight in boosts.items()
+        if weight and name != column
+    ]
     return BooleanQuery(clauses) if len(clauses) > 1 else match_query(words, column)
 
 
 def store_kind(uri: str) -> str:
-    """"local", or the URI scheme ("s3", "gs", "az", "memory"...)."""
+    """ "local", or the URI scheme ("s3", "gs", "az", "memory"...)."""
     return "local" if is_local(uri) else uri.split("://", 1)[0].lower()
 
 
@@ -235,8 +265,13 @@ class ReadOnlyDatabase:
             tests/benchmarks/README.md, "1M chunks", run D).
     """
 
-    def __init__(self, uri: str, consistency: float = 0.0, storage_options: dict[str, str] | None = None,
-                 index_cache_mb: int | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        consistency: float = 0.0,
+        storage_options: dict[str, str] | None = None,
+        index_cache_mb: int | None = None,
+    ) -> None:
         if is_local(uri):
             path = local_path(uri)
             if not os.path.isdir(path):
@@ -256,8 +291,12 @@ class ReadOnlyDatabase:
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
             self._session = lancedb.Session(index_cache_size_bytes=index_cache_mb << 20) if index_cache_mb else None
-            self._db = lancedb.connect(uri, read_consistency_interval=timedelta(seconds=consistency),
-                                       storage_options=storage_options or None, session=self._session)
+            self._db = lancedb.connect(
+                uri,
+                read_consistency_interval=timedelta(seconds=consistency),
+                storage_options=storage_options or None,
+                session=self._session,
+            )
         except (ValueError, OSError, RuntimeError) as exc:
             raise DatabaseNotFoundError(_store_problem(uri, exc)) from None
 
@@ -306,8 +345,11 @@ class ReadOnlyDatabase:
             return self._db.open_table(name)
         except (ValueError, FileNotFoundError) as exc:
             message = str(exc).lower()
-            if "not found" not in message and "invalid table name" not in message \
-                    and not isinstance(exc, FileNotFoundError):
+            if (
+                "not found" not in message
+                and "invalid table name" not in message
+                and not isinstance(exc, FileNotFoundError)
+            ):
                 raise
             self._not_found(name)
         except Exception as exc:  # a manifest cut short, say
@@ -317,8 +359,11 @@ class ReadOnlyDatabase:
 
     def _not_found(self, name: str) -> NoReturn:
         existing = self.table_names()
-        hint = (f"tables here: {', '.join(existing)}" if existing
-                else "this database has no tables yet; run `lancelot index SRC DB`")
+        hint = (
+            f"tables here: {', '.join(existing)}"
+            if existing
+            else "this database has no tables yet; run `lancelot index SRC DB`"
+        )
         raise TableNotFoundError(f"table {name!r} not found in {display_uri(self.uri)}; {hint}") from None
 
     def _folder_identity(self, name: str) -> tuple[int, int, int] | None:
@@ -343,8 +388,7 @@ class ReadOnlyDatabase:
             versions = None
         key = (identity, versions)
         cached = self._facts.get(name)
-        if cached is not None and cached[0] == key and versions is not None \
-                and time.time_ns() - versions > SETTLED_NS:
+        if cached is not None and cached[0] == key and versions is not None and time.time_ns() - versions > SETTLED_NS:
             version, facts = cached[1], cached[2]
         else:
             version = table.version

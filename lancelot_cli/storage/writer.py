@@ -92,9 +92,11 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
             raise
         except (OSError, ValueError, RuntimeError) as exc:
             if damage.is_damage(exc):
-                raise IndexingError(f"could not {action} table {table!r} in {db_uri}: it is damaged "
-                                    f"({damage.plain(str(exc))}); build it again with `lancelot index SRC DB "
-                                    f"--rebuild`") from exc
+                raise IndexingError(
+                    f"could not {action} table {table!r} in {db_uri}: it is damaged "
+                    f"({damage.plain(str(exc))}); build it again with `lancelot index SRC DB "
+                    f"--rebuild`"
+                ) from exc
             detail = " ".join(str(exc).split())
             raise IndexingError(f"could not {action} table {table!r} in {db_uri}: {detail}") from exc
 
@@ -106,8 +108,15 @@ class TableWriter:
     exist yet is created by the first ``write`` (so a run that fails before it leaves nothing).
     ``vector_policy`` says when the vector column gets its ANN index (tests lower its threshold)."""
 
-    def __init__(self, db_uri: str, table: str, storage_options: dict[str, str] | None = None,
-                 vector_policy: VectorIndexPolicy = VECTOR_INDEX_POLICY, *, replace_damaged: bool = False) -> None:
+    def __init__(
+        self,
+        db_uri: str,
+        table: str,
+        storage_options: dict[str, str] | None = None,
+        vector_policy: VectorIndexPolicy = VECTOR_INDEX_POLICY,
+        *,
+        replace_damaged: bool = False,
+    ) -> None:
         """``replace_damaged`` (``--rebuild``): a local table whose files are missing or unreadable
         (storage/damage.py) is not opened; the first write builds the new one aside and puts it in
         its place (``_write_first``), as for a new table."""
@@ -239,9 +248,10 @@ class TableWriter:
         if not vectors:
             return self.version
         field = self._tbl.schema.field(VECTOR)
-        data = pa.table({ID: pa.array(list(vectors), pa.string()),
-                         VECTOR: pa.array(list(vectors.values()), field.type)},
-                        schema=pa.schema([pa.field(ID, pa.string(), nullable=False), field]))
+        data = pa.table(
+            {ID: pa.array(list(vectors), pa.string()), VECTOR: pa.array(list(vectors.values()), field.type)},
+            schema=pa.schema([pa.field(ID, pa.string(), nullable=False), field]),
+        )
         with _guard("write", self.db_uri, self.name):
             self._tbl.merge_insert(ID).when_matched_update_all().execute(data)
         return self.version
@@ -261,8 +271,14 @@ class TableWriter:
         if self._tbl is None:
             return 0
         with _guard("read", self.db_uri, self.name):
-            return max((int(getattr(index, "num_unindexed_rows", 0) or 0) for index in self._tbl.list_indices()
-                        if is_fts(index) or ann.is_vector_index(index)), default=0)
+            return max(
+                (
+                    int(getattr(index, "num_unindexed_rows", 0) or 0)
+                    for index in self._tbl.list_indices()
+                    if is_fts(index) or ann.is_vector_index(index)
+                ),
+                default=0,
+            )
 
     def optimize(self, *, force: bool = False, policy: OptimizePolicy = OPTIMIZE_POLICY) -> bool:
         """Compact the table and fold its unindexed rows into the full-text and vector indexes when
@@ -285,8 +301,14 @@ class TableWriter:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def write(self, rows: Sequence[dict[str, Any]], *, paths: set[str] | None = None, model: str | None = None,
-              dimension: int | None = None) -> WriteResult:
+    def write(
+        self,
+        rows: Sequence[dict[str, Any]],
+        *,
+        paths: set[str] | None = None,
+        model: str | None = None,
+        dimension: int | None = None,
+    ) -> WriteResult:
         """Write ``rows`` in one commit (matched by ``id``; a row is rewritten only when its chunk hash,
         its file's state or a vector it gains says so). Vectors still missing are given later, by
         ``set_vectors`` (the indexer commits text first).
@@ -443,8 +465,12 @@ def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
 def _changed(has_vectors: bool) -> str:
     """The merge condition for a row to be rewritten: its text or its file's state changed, or it
     gains a vector. (Lance's SQL has no IS DISTINCT FROM; the source's file state is never null.)"""
-    changed = [f"target.{HASH} != source.{HASH}", f"target.{FILE_MTIME} IS NULL",
-               f"target.{FILE_MTIME} != source.{FILE_MTIME}", f"target.{FILE_SIZE} != source.{FILE_SIZE}"]
+    changed = [
+        f"target.{HASH} != source.{HASH}",
+        f"target.{FILE_MTIME} IS NULL",
+        f"target.{FILE_MTIME} != source.{FILE_MTIME}",
+        f"target.{FILE_SIZE} != source.{FILE_SIZE}",
+    ]
     if has_vectors:
         changed.append(f"(target.{VECTOR} IS NULL AND source.{VECTOR} IS NOT NULL)")
     return " OR ".join(changed)

@@ -27,5 +27,14 @@ from lancelot_cli.cli.init.command import HELP, init
 from lancelot_cli.cli.init.flow import Wizard, execute
 from lancelot_cli.cli.init.questions import QuestionaryPrompter
 
-__all__ = ["HELP", "InitOptions", "Plan", "QuestionaryPrompter", "Wizard", "client_configs", "execute", "init",
-           "server_command"]
+__all__ = [
+    "HELP",
+    "InitOptions",
+    "Plan",
+    "QuestionaryPrompter",
+    "Wizard",
+    "client_configs",
+    "execute",
+    "init",
+    "server_command",
+]

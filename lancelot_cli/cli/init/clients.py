@@ -57,25 +57,42 @@ def client_configs(db_uri: str, command: str = SCRIPT) -> dict[str, str]:
     env = {"LANCEDB_PATH": db_uri}
     args = ["serve"]
     server = {"command": command, "args": args, "env": env}
-    claude = " ".join([
-        "claude", "mcp", "add", "--env", shlex.quote(f"LANCEDB_PATH={db_uri}"), "--transport", "stdio",
-        SERVER_NAME, "--", shlex.quote(command), *args,
-    ])
+    claude = " ".join(
+        [
+            "claude",
+            "mcp",
+            "add",
+            "--env",
+            shlex.quote(f"LANCEDB_PATH={db_uri}"),
+            "--transport",
+            "stdio",
+            SERVER_NAME,
+            "--",
+            shlex.quote(command),
+            *args,
+        ]
+    )
     desktop = json.dumps({"mcpServers": {SERVER_NAME: server}}, indent=2)
     vscode_json = json.dumps({"servers": {SERVER_NAME: {"type": "stdio", **server}}}, indent=2)
-    codex = "\n".join([
-        f"[mcp_servers.{SERVER_NAME}]",
-        f"command = {_toml_string(command)}",
-        f"args = [{', '.join(_toml_string(a) for a in args)}]",
-        f"env = {{ LANCEDB_PATH = {_toml_string(db_uri)} }}",
-    ])
-    vscode = "vscode:mcp/install?" + quote(json.dumps({"name": SERVER_NAME, **server}, separators=(",", ":")),
-                                            safe="")
+    codex = "\n".join(
+        [
+            f"[mcp_servers.{SERVER_NAME}]",
+            f"command = {_toml_string(command)}",
+            f"args = [{', '.join(_toml_string(a) for a in args)}]",
+            f"env = {{ LANCEDB_PATH = {_toml_string(db_uri)} }}",
+        ]
+    )
+    vscode = "vscode:mcp/install?" + quote(json.dumps({"name": SERVER_NAME, **server}, separators=(",", ":")), safe="")
     cursor_config = base64.b64encode(json.dumps(server, separators=(",", ":")).encode("utf-8")).decode("ascii")
-    cursor = (f"cursor://anysphere.cursor-deeplink/mcp/install?name={SERVER_NAME}"
-              f"&config={quote(cursor_config, safe='')}")
-    return {"claude": claude, "json": desktop, "vscode_json": vscode_json, "codex": codex, "vscode": vscode,
-            "cursor": cursor}
+    cursor = f"cursor://anysphere.cursor-deeplink/mcp/install?name={SERVER_NAME}&config={quote(cursor_config, safe='')}"
+    return {
+        "claude": claude,
+        "json": desktop,
+        "vscode_json": vscode_json,
+        "codex": codex,
+        "vscode": vscode,
+        "cursor": cursor,
+    }
 
 
 def print_client_configs(db_uri: str, command: str | None = None) -> None:
@@ -105,6 +122,8 @@ def print_client_configs(db_uri: str, command: str | None = None) -> None:
         f"  {configs['cursor']}",
     ]
     if not os.path.isabs(command):
-        lines.append(f"\n(The `{SCRIPT}` script was not found here: replace `{command}` with its absolute path, "
-                     f"which `which {SCRIPT}` prints where it is installed.)")
+        lines.append(
+            f"\n(The `{SCRIPT}` script was not found here: replace `{command}` with its absolute path, "
+            f"which `which {SCRIPT}` prints where it is installed.)"
+        )
     typer.echo("\n".join(lines))

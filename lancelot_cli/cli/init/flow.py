@@ -46,8 +46,7 @@ def list_tables(db_uri: str) -> list[str]:
     try:
         return list(ReadOnlyDatabase(db_uri).table_names())
     except Exception as exc:  # noqa: BLE001 - an unreadable or remote database: init can still store the path
-        say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); "
-            f"`lancelot status` will say more")
+        say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); `lancelot status` will say more")
         return []
 
 
@@ -62,8 +61,15 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         cwd: the working folder relative paths are taken from (the process's when None).
     """
 
-    def __init__(self, options: InitOptions, prompter: Prompter | None, *, interactive: bool,
-                 environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self,
+        options: InitOptions,
+        prompter: Prompter | None,
+        *,
+        interactive: bool,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         self.options = options
         self.prompter = prompter
         self.interactive = interactive and prompter is not None
@@ -110,8 +116,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         endpoint = ("OPENAI_BASE_URL", "EMBEDDING_MODEL")
         if not self._measured and any(stored.get(n) != self.previous.get(n) for n in endpoint):
             stored.pop("EMBEDDING_DIMENSIONS", None)  # measured for another endpoint or model: now unknown
-        return Plan(db_uri=db_uri, create_db=create, table=table, key_action=action, api_key=api_key,
-                    stored=stored)
+        return Plan(db_uri=db_uri, create_db=create, table=table, key_action=action, api_key=api_key, stored=stored)
 
     def _require_answers(self) -> None:
         o = self.options
@@ -128,7 +133,8 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
             missing.append("--api-key-stdin or --no-api-key")
         if missing:
             raise ConfigError(
-                "no terminal to ask on (stdin or stdout is not a terminal): pass " + " and ".join(missing)
+                "no terminal to ask on (stdin or stdout is not a terminal): pass "
+                + " and ".join(missing)
                 + ", or --yes to keep the current answers; see `lancelot init --help`"
             )
 
@@ -161,31 +167,46 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
             given = None
         while True:
             if given is None:
-                answer = self.ask.path("Database folder (LANCEDB_PATH):",
-                                       default=self.suggested_db(),
-                                       validate=lambda raw: db_problem(raw, self.cwd))
+                answer = self.ask.path(
+                    "Database folder (LANCEDB_PATH):",
+                    default=self.suggested_db(),
+                    validate=lambda raw: db_problem(raw, self.cwd),
+                )
                 path = normalise_db(answer, self.cwd)
             else:
                 path = given
             if not is_local(path):
                 return path, False
             if os.path.isdir(path):
-                if self.interactive and not list_tables(path) and self.ask.confirm(
-                        f"{path} has no tables yet. Index a folder of documents into it now?", default=True):
+                if (
+                    self.interactive
+                    and not list_tables(path)
+                    and self.ask.confirm(
+                        f"{path} has no tables yet. Index a folder of documents into it now?", default=True
+                    )
+                ):
                     self._index_into(path)
                 return path, False
             if not self.interactive:
                 if o.yes:
-                    say(f"{path} does not exist: it will be created, empty; fill it with "
-                        f"`lancelot index SRC {shlex.quote(path)}`")
+                    say(
+                        f"{path} does not exist: it will be created, empty; fill it with "
+                        f"`lancelot index SRC {shlex.quote(path)}`"
+                    )
                     return path, True
-                raise ConfigError(f"database folder {path} does not exist: create it with "
-                                  f"`lancelot index SRC {shlex.quote(path)}`, or pass --yes to create it empty")
-            choice = self.ask.select(f"{path} does not exist yet. What now?", [
-                ("index", "Index a folder of documents into it now (`lancelot index SRC DB`)"),
-                ("create", "Create it empty; index later with `lancelot index SRC DB`"),
-                ("other", "Choose another folder"),
-            ], default="index")
+                raise ConfigError(
+                    f"database folder {path} does not exist: create it with "
+                    f"`lancelot index SRC {shlex.quote(path)}`, or pass --yes to create it empty"
+                )
+            choice = self.ask.select(
+                f"{path} does not exist yet. What now?",
+                [
+                    ("index", "Index a folder of documents into it now (`lancelot index SRC DB`)"),
+                    ("create", "Create it empty; index later with `lancelot index SRC DB`"),
+                    ("other", "Choose another folder"),
+                ],
+                default="index",
+            )
             if choice == "index":
                 self._index_into(path)
                 return path, False
@@ -196,8 +217,9 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
     def _index_into(self, db_uri: str) -> None:
         """Index a folder into ``db_uri`` now, as `lancelot index SRC DB` does (progress bar, summary on
         stderr), into the table that will be the default."""
-        source = self.ask.path("Folder of documents to index (.md, .txt, .html):",
-                               validate=lambda raw: source_problem(raw, self.cwd))
+        source = self.ask.path(
+            "Folder of documents to index (.md, .txt, .html):", validate=lambda raw: source_problem(raw, self.cwd)
+        )
         table = self.options.table or self.current("LANCEDB_TABLE") or DEFAULT_TABLE
         folder = (self.cwd / Path(source.strip()).expanduser()).resolve()
         from lancelot_cli.cli.index import index_with_progress
@@ -243,9 +265,11 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
             if result.source == "keychain":
                 key_note = "The key is in the OS keychain."
             else:
-                key_note = (f"No OS keychain works here ({result.keychain_error}); the key is in the encrypted "
-                            f"file {result.path} (mode 0600). Any program running as you can decrypt it unless "
-                            f"LANCELOT_KEY_PASSPHRASE is set; see the README.")
+                key_note = (
+                    f"No OS keychain works here ({result.keychain_error}); the key is in the encrypted "
+                    f"file {result.path} (mode 0600). Any program running as you can decrypt it unless "
+                    f"LANCELOT_KEY_PASSPHRASE is set; see the README."
+                )
         elif plan.key_action == "remove":
             gone = credentials.forget_key(self.config_dir)
             key_note = "The stored key was removed." if gone.removed else "There was no stored key to remove."
@@ -261,8 +285,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         say("Check the set-up with `lancelot status`; `lancelot init --show` lists every setting and its source.")
 
 
-def execute(options: InitOptions, prompter: Prompter | None, *, interactive: bool,
-            cwd: Path | None = None) -> Plan:
+def execute(options: InitOptions, prompter: Prompter | None, *, interactive: bool, cwd: Path | None = None) -> Plan:
     """The whole of `lancelot init` after the flags are read: ask, then write, then print the configurations."""
     wizard = Wizard(options, prompter, interactive=interactive, cwd=cwd)
     plan = wizard.run()

@@ -31,9 +31,11 @@ DEFAULT_MODEL: str = BY_NAME["EMBEDDING_MODEL"].default
 OPENAI = "openai"  # typed at the base URL question: back to OpenAI's own endpoint
 # Said when no key is given (``{install}``: the install command for this copy, install_hint): vectors
 # can be made on this machine instead (docs/design.md#issue-17).
-LOCAL_HINT = ("No key: text search works now. For vector and hybrid search with no key, make the vectors on "
-              "this machine: {install}, then lancelot index ./docs --embed-model "
-              "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder.")
+LOCAL_HINT = (
+    "No key: text search works now. For vector and hybrid search with no key, make the vectors on "
+    "this machine: {install}, then lancelot index ./docs --embed-model "
+    "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder."
+)
 
 
 def check_key(api_key: str, base_url: str | None, model: str) -> int:
@@ -94,10 +96,11 @@ class KeyQuestions:
 
     def _ask_endpoint(self, stored: dict[str, str], base: str | None, model: str) -> tuple[str | None, str]:
         """Ask for the base URL and the model (defaults: what the key is about to be used with)."""
-        base = self.ask.text("OpenAI-compatible base URL (e.g. http://localhost:11434/v1; \"openai\" or "
-                             "empty for OpenAI):", default=base or "",
-                             validate=lambda raw: None if raw.strip().lower() == OPENAI else base_url_problem(raw)
-                             ).strip()
+        base = self.ask.text(
+            'OpenAI-compatible base URL (e.g. http://localhost:11434/v1; "openai" or empty for OpenAI):',
+            default=base or "",
+            validate=lambda raw: None if raw.strip().lower() == OPENAI else base_url_problem(raw),
+        ).strip()
         if base.lower() == OPENAI:
             base = ""
         model = self.ask.text("Embedding model:", default=model, validate=not_blank("a model name")).strip()
@@ -116,8 +119,10 @@ class KeyQuestions:
                 return ("none" if o.no_api_key else "keep"), None
             return self._check_unattended(o.api_key, base, model, stored)
         if not blank(self.env.get("OPENAI_API_KEY")):
-            say("note: OPENAI_API_KEY is set here and wins over a stored key; MCP clients do not see this "
-                "shell's variables, so a stored key is still what they use")
+            say(
+                "note: OPENAI_API_KEY is set here and wins over a stored key; MCP clients do not see this "
+                "shell's variables, so a stored key is still what they use"
+            )
         if o.no_api_key:
             return "none", None
         existing = credentials.stored_keys(self.config_dir)
@@ -125,11 +130,15 @@ class KeyQuestions:
         action: KeyAction = "store" if key else "none"
         if key is None and existing:
             where = " and ".join("the keychain" if k.source == "keychain" else "the key file" for k in existing)
-            choice = self.ask.select("OpenAI key (for vector search):", [
-                ("keep", f"Keep the stored key ({credentials.mask(existing[0].value)}, in {where})"),
-                ("new", "Enter a new key"),
-                ("remove", "Remove the stored key (text search only)"),
-            ], default="keep")
+            choice = self.ask.select(
+                "OpenAI key (for vector search):",
+                [
+                    ("keep", f"Keep the stored key ({credentials.mask(existing[0].value)}, in {where})"),
+                    ("new", "Enter a new key"),
+                    ("remove", "Remove the stored key (text search only)"),
+                ],
+                default="keep",
+            )
             if choice == "remove":
                 return "remove", None
             action = "keep" if choice == "keep" else "store"
@@ -140,8 +149,13 @@ class KeyQuestions:
             say(LOCAL_HINT.format(install=install_command("local")))
             return "none", None
         changed = False
-        if o.base_url is None and o.embedding_model is None and self.ask.confirm(
-                f"Change the embeddings endpoint or model? (now {base or 'OpenAI'}, {model})", default=False):
+        if (
+            o.base_url is None
+            and o.embedding_model is None
+            and self.ask.confirm(
+                f"Change the embeddings endpoint or model? (now {base or 'OpenAI'}, {model})", default=False
+            )
+        ):
             before = (base, model)
             base, model = self._ask_endpoint(stored, base, model)
             changed = (base, model) != before
@@ -151,18 +165,22 @@ class KeyQuestions:
         return self._check_interactive(action, checked, base, model, stored)
 
     def _ask_key_value(self) -> str | None:
-        value = self.ask.password("OpenAI API key (input hidden; Enter to skip, text search works without):",
-                                  validate=key_problem)
+        value = self.ask.password(
+            "OpenAI API key (input hidden; Enter to skip, text search works without):", validate=key_problem
+        )
         return value.strip() or None
 
-    def _check_unattended(self, key: str, base: str | None, model: str,
-                          stored: dict[str, str]) -> tuple[KeyAction, str | None]:
+    def _check_unattended(
+        self, key: str, base: str | None, model: str, stored: dict[str, str]
+    ) -> tuple[KeyAction, str | None]:
         try:
             dimension = check_key(key, base, model)
         except EmbeddingError as exc:
             if not self.options.yes:
-                raise ConfigError(f"the key check failed: {exc}. Nothing was stored; fix the key, --base-url "
-                                  f"or --embedding-model, or pass --yes to store the key anyway") from None
+                raise ConfigError(
+                    f"the key check failed: {exc}. Nothing was stored; fix the key, --base-url "
+                    f"or --embedding-model, or pass --yes to store the key anyway"
+                ) from None
             say(f"warning: the key check failed: {exc}. Storing the key anyway (--yes)")
             return "store", key
         say(f"The key works: {base or 'OpenAI'} answered with {dimension}-d vectors for {model}.")
@@ -170,8 +188,9 @@ class KeyQuestions:
         self._measured = True
         return "store", key
 
-    def _check_interactive(self, action: KeyAction, key: str, base: str | None, model: str,
-                           stored: dict[str, str]) -> tuple[KeyAction, str | None]:
+    def _check_interactive(
+        self, action: KeyAction, key: str, base: str | None, model: str, stored: dict[str, str]
+    ) -> tuple[KeyAction, str | None]:
         """Check the key until it works or the person decides what to do with it."""
         while True:
             try:

@@ -76,14 +76,23 @@ class QuestionaryPrompter:
     def path(self, message: str, *, default: str = "", validate: Validator | None = None) -> str:
         import questionary
 
-        return self._or_default(questionary.path(with_default(message, default), validate=self._validator(
-            validate, default), only_directories=True, **self._io), default)
+        return self._or_default(
+            questionary.path(
+                with_default(message, default),
+                validate=self._validator(validate, default),
+                only_directories=True,
+                **self._io,
+            ),
+            default,
+        )
 
     def text(self, message: str, *, default: str = "", validate: Validator | None = None) -> str:
         import questionary
 
-        return self._or_default(questionary.text(with_default(message, default),
-                                                 validate=self._validator(validate, default), **self._io), default)
+        return self._or_default(
+            questionary.text(with_default(message, default), validate=self._validator(validate, default), **self._io),
+            default,
+        )
 
     def _or_default(self, question: Any, default: str) -> str:
         answer = str(self._ask(question))
@@ -104,8 +113,14 @@ class QuestionaryPrompter:
 
         options = [questionary.Choice(title, value=value) for value, title in choices]
         values = [value for value, _ in choices]
-        chosen: Value = self._ask(questionary.select(message, choices=options,  # the chosen pair's value, as given
-                                                     default=default if default in values else None, **self._io))
+        chosen: Value = self._ask(
+            questionary.select(
+                message,
+                choices=options,  # the chosen pair's value, as given
+                default=default if default in values else None,
+                **self._io,
+            )
+        )
         return chosen
 
 

@@ -15,8 +15,7 @@ from lancelot_cli import settings as settings_module
 from lancelot_cli.cli.init.questions import say
 from lancelot_cli.settings import blank
 
-_SOURCE_WORDS = {"flag": "flag", "env": "environment", "file": "file", "default": "default",
-                 "keychain": "keychain"}
+_SOURCE_WORDS = {"flag": "flag", "env": "environment", "file": "file", "default": "default", "keychain": "keychain"}
 
 
 def show(flags: Mapping[str, str | None], environ: Mapping[str, str] | None = None) -> str:

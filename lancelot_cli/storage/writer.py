@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError, TableDamagedError
-from lancelot_cli.storage import ann, damage
+from lancelot_cli.storage import ann, damage, disk
 from lancelot_cli.storage.analyzer import fts_config
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
@@ -91,6 +91,9 @@ def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def
         except IndexingError:
             raise
         except (OSError, ValueError, RuntimeError) as exc:
+            full_or_read_only = disk.problem(exc, db_uri)
+            if full_or_read_only:
+                raise IndexingError(full_or_read_only) from exc
             if damage.is_damage(exc):
                 raise IndexingError(
                     f"could not {action} table {table!r} in {db_uri}: it is damaged "

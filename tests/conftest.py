@@ -1,5 +1,5 @@
 """Shared fixtures: an isolated config dir, the sample documents, real LanceDB databases in tmp
-folders, and a real OpenAI-compatible embeddings server on 127.0.0.1."""
+folders, a real OpenAI-compatible embeddings server on 127.0.0.1, and the anyio backend."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 # the settings table, so a new setting is cleared without anyone remembering to), plus colour.
 # LANCELOT_CONFIG_DIR is set again by `isolated_env`.
 _LEAKY = [*ENVIRONMENT, "NO_COLOR", "FORCE_COLOR"]
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """`@pytest.mark.anyio` tests run on asyncio only (the MCP SDK's own backend)."""
+    return "asyncio"
 
 
 @pytest.fixture(autouse=True)

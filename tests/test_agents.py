@@ -35,11 +35,6 @@ from tests.test_engine import wired
 from tests.support.calls import text_of as _text
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _settings(db: Path | None) -> Any:
     values = {"LANCEDB_PATH": str(db)} if db is not None else {}
     return load(environ={**{k: v for k, v in os.environ.items() if k != "LANCEDB_PATH"}, **values})

@@ -180,11 +180,6 @@ async def test_unexpected_engine_errors_reach_the_agent_in_process(list_db: Path
             assert result.is_error and "'tags'" in text and "not text" in text, text
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_serve_with_a_missing_database_warns_once_on_stderr_and_serves_after_index(tmp_path: Path) -> None:
     db = tmp_path / "later"
     server = Raw(db, tmp_path / "cfg")

@@ -36,11 +36,6 @@ STEP_TIMEOUT = 10.0  # seconds for one change to become searchable
 STOP_TIMEOUT = 8.0  # seconds for the watcher to exit after SIGTERM/SIGINT
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- helpers ---------------------------------------------------------------------------------------
 
 class Watcher:

@@ -37,11 +37,6 @@ ACCEPT = "application/json, text/event-stream"
 ORIGINS = "https://app.example,https://other.example"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- spawning real servers ------------------------------------------------------------------------
 
 

@@ -164,11 +164,6 @@ async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path
     assert found["searchType"] == "hybrid" and found.get("note") is None
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(model: Path) -> None:
     """Texts run sorted by length (less padding); the vectors come back in the order given, each
     the one the text gets alone."""

@@ -27,11 +27,6 @@ from tests.support.calls import ALL_CALLS, text_of as _text
 from tests.support.expected import TOOLS
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _server(db: Path | str | None, **env: str) -> Any:
     values = {"LANCEDB_PATH": str(db)} if db is not None else {}
     values.update(env)

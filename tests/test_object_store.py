@@ -85,11 +85,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- the S3 server --------------------------------------------------------------------------------
 
 class RequestLog(logging.Handler):

@@ -47,11 +47,6 @@ DEFAULT_CALLS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _server(db: Path) -> Any:
     return build_server(load(environ={**os.environ, "LANCEDB_PATH": str(db)}))
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REPO, SAMPLE_DOCS, lancelot_command, subprocess_env
 
-pytestmark = pytest.mark.inspector
+pytestmark = [pytest.mark.inspector, pytest.mark.slow]
 
 # Verified with Node 20 and npm 11 (npm prints EBADENGINE warnings because the package asks for
 # Node >= 22.19, but the CLI runs fine over stdio).

@@ -152,6 +152,7 @@ async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, mode
     assert status["embeddings"]["available"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path, tmp_path: Path) -> None:
     command = lancelot_command()
@@ -220,6 +221,7 @@ def test_real_minilm_gives_the_published_vectors(monkeypatch: pytest.MonkeyPatch
     assert float(cosines.min()) > least and float(cosines.mean()) > mean
 
 
+@pytest.mark.slow
 def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, tmp_path: Path) -> None:
     """Plain `--embed` on a table of local vectors embeds with the table's model: the bar says so,
     not EMBEDDING_MODEL's API default (the bar is drawn only on a terminal: stderr on a pty)."""
@@ -263,6 +265,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) -> None:
     import subprocess
     import threading

@@ -254,6 +254,7 @@ def test_server_code_has_no_write_calls() -> None:
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_server_entry_point_never_loads_a_write_path(sample_db: Path, tmp_path: Path) -> None:
     """Build the server, call every tool in a fresh interpreter, and look at what got imported."""
     script = textwrap.dedent(f"""

@@ -91,6 +91,7 @@ def test_retries_stop_at_the_count_and_at_the_budget(embed_server: EmbedServer) 
     assert 2 <= embed_server.requests <= 3 and time.monotonic() - started < 3
 
 
+@pytest.mark.slow
 def test_index_embed_against_a_refused_port_says_so_at_once(tmp_path: Path, closed_port: int) -> None:
     started = time.monotonic()
     proc = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"],

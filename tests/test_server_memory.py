@@ -17,6 +17,8 @@ import pytest
 from lancelot_cli.server.memory import tune_malloc
 from tests.conftest import lancelot_command, subprocess_env
 
+pytestmark = pytest.mark.slow  # every test here runs a fresh interpreter
+
 glibc = pytest.mark.skipif(not (hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")),
                            reason="the malloc settings are glibc's; nothing is applied elsewhere")
 

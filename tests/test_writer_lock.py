@@ -39,6 +39,7 @@ def _index(docs: Path, db: Path, config: Path) -> subprocess.CompletedProcess[st
                           timeout=120, env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="300"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("write_pid", [True, False])
 def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(docs: Path, tmp_path: Path,
                                                                    write_pid: bool) -> None:
@@ -63,6 +64,7 @@ def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(docs: Path,
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow
 def test_the_lock_is_not_inherited_by_child_processes(docs: Path, tmp_path: Path) -> None:
     """A child started while the lock is held (a worker, git) must not keep it after the parent ends."""
     db = tmp_path / "db"
@@ -95,6 +97,7 @@ def _pages(root: Path, count: int) -> None:
         (root / f"note{i:04d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader polling through the engine while `lancelot index` builds a new table sees either
     no table or every document, never an empty or partial table."""

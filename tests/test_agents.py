@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -479,17 +478,34 @@ async def _read_stats(client: Client) -> dict[str, Any]:
     return json.loads(content.text)
 
 
+class StepClock:
+    """``time.perf_counter`` for the server module, which reads it as a tool call starts and ends:
+    the n-th call (from 1) lasts exactly n ms."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.reads += 1
+        if self.reads % 2 == 0:  # a call's end
+            self.now += self.reads // 2 / 1000
+        return self.now
+
+
 @pytest.mark.anyio
-async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Path) -> None:
+async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     replies: dict[str, list[tuple[str, bool]]] = {}
+    took: dict[str, list[float]] = {}  # ms each call lasted on the step clock
+    monkeypatch.setattr("lancelot_cli.server.app.time", StepClock())
     async with Client(_server(adr_db)) as client:
         assert [r.uri for r in (await client.list_resources()).resources] == ["lancelot://stats"]
         assert (await _read_stats(client))["tools"] == {}
-        started = time.perf_counter()
-        for name, arguments in METRIC_CALLS:
+        for n, (name, arguments) in enumerate(METRIC_CALLS, start=1):
             result = await client.call_tool(name, arguments)
             replies.setdefault(name, []).append((_text(result), bool(result.is_error)))
-        elapsed_ms = (time.perf_counter() - started) * 1000
+            took.setdefault(name, []).append(float(n))
         stats = await _read_stats(client)
         status = (await client.call_tool("lancedb_status", {"verbose": True})).structured_content
         after = await _read_stats(client)
@@ -502,7 +518,9 @@ async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Pat
         entry = tools[name]
         assert entry["calls"] == len(calls), name
         assert entry["errors"] == sum(error for _, error in calls), name
-        assert 0 <= entry["p50Ms"] <= entry["p95Ms"] <= elapsed_ms, name
+        ms = sorted(took[name])  # fewer than 11 calls each: p95 is the slowest, p50 a middle one
+        middle = {ms[(len(ms) - 1) // 2], ms[len(ms) // 2]}
+        assert entry["p95Ms"] == ms[-1] and entry["p50Ms"] in middle, (name, entry, ms)
         assert entry["tokensPerCall"] == round(entry["tokens"] / entry["calls"], 1), name
         successes = sum(_tokens(text) for text, error in calls if not error)
         if entry["errors"] == 0:

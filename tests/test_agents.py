@@ -23,15 +23,14 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from lancelot_cli.engine import Engine
 from lancelot_cli.errors import ColumnNotFoundError, InvalidArgumentError
 from lancelot_cli.indexer import IndexReport, index_folder
 from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
-from tests.test_engine import wired
 from tests.support.calls import text_of as _text
+from tests.support.engines import engine_for, wired
 
 
 def _settings(db: Path | None) -> Any:
@@ -41,10 +40,6 @@ def _settings(db: Path | None) -> Any:
 
 def _server(db: Path | None) -> Any:
     return build_server(_settings(db))
-
-
-def _engine(db: Path) -> wired:
-    return wired(Engine(_settings(db)))
 
 
 def _rows(db: Path, table: str = "documents") -> list[dict[str, Any]]:
@@ -157,7 +152,7 @@ def test_titles_come_from_front_matter_and_it_never_reaches_the_text(adr_db: Pat
         for leak in ("---", "status:", "kind:", "ADR-000", "people", "ratio", "2024-01"):
             assert leak not in row["text"], (row["path"], leak)
     assert next(r for r in rows if r["path"] == "README.md")["title"] == "ADR index"
-    hits = _engine(adr_db).search("widget store", limit=50)["hits"]
+    hits = wired(engine_for(adr_db)).search("widget store", limit=50)["hits"]
     assert {hit["source"]: hit["title"] for hit in hits if hit["source"] in ADRS} == \
         {path: values[0] for path, values in ADRS.items()}
 
@@ -187,7 +182,7 @@ def _sources(reply: dict[str, Any]) -> list[str]:
 
 
 def test_filters_skip_superseded_adrs_through_the_engine(adr_db: Path) -> None:
-    engine = _engine(adr_db)
+    engine = wired(engine_for(adr_db))
     everything = set(_sources(engine.search("widget store", limit=50)))
     assert {SUPERSEDED_2, SUPERSEDED_4} <= everything  # so the filter below has something to skip
     assert _sources(engine.search("widget store", limit=50, filters={"status": "accepted"})) == [ACCEPTED]
@@ -214,7 +209,7 @@ def test_filters_skip_superseded_adrs_through_the_engine(adr_db: Path) -> None:
 
 
 def test_filter_errors_name_the_problem(adr_db: Path) -> None:
-    engine = _engine(adr_db)
+    engine = wired(engine_for(adr_db))
     with pytest.raises(ColumnNotFoundError) as missing:
         engine.search("widget store", filters={"nope": 1})
     message = str(missing.value)
@@ -234,7 +229,7 @@ def test_filter_errors_name_the_problem(adr_db: Path) -> None:
 def test_a_fractional_value_for_an_int_column_is_an_error_not_a_truncated_match(adr_db: Path) -> None:
     """2.5 is no ADR's number: it must not be truncated to 2 and match ADR 2."""
     with pytest.raises(InvalidArgumentError, match="'number'"):
-        _engine(adr_db).search("widget store", limit=50, filters={"number": 2.5})
+        wired(engine_for(adr_db)).search("widget store", limit=50, filters={"number": 2.5})
 
 
 @pytest.mark.anyio
@@ -288,7 +283,7 @@ def test_existing_column_types_coerce_values_of_later_files(tmp_path: Path) -> N
         [pa.int64(), pa.list_(pa.string()), pa.string(), pa.bool_()]
     b = next(row for row in _rows(db) if row["path"] == "b.md")
     assert (b["number"], b["tags"], b["status"], b["draft"]) == (7, ["solo"], "5", None)
-    assert _sources(_engine(db).search("note", filters={"number": 7})) == ["b.md"]
+    assert _sources(wired(engine_for(db)).search("note", filters={"number": 7})) == ["b.md"]
 
 
 # -- source code and Markdown chunks -------------------------------------------------------------
@@ -357,7 +352,7 @@ def test_source_files_are_indexed_as_line_windows(mixed_index: tuple[Path, Index
 
 @pytest.mark.parametrize(("name", "line"), [("compute_invoice_total", 100), ("LedgerBook", 20)])
 def test_a_hit_for_a_name_points_at_the_window_holding_it(mixed_db: Path, name: str, line: int) -> None:
-    hit = _engine(mixed_db).search(name, limit=5)["hits"][0]
+    hit = wired(engine_for(mixed_db)).search(name, limit=5)["hits"][0]
     assert hit["source"] == "src/app.py"
     meta = hit["metadata"]
     first, last = meta["line_start"], meta["line_end"]
@@ -374,7 +369,7 @@ def test_a_hit_for_a_name_points_at_the_window_holding_it(mixed_db: Path, name: 
     ("gizmo refuses", "Widget guide > Troubleshooting"),
 ])
 def test_markdown_hits_carry_their_heading_path(mixed_db: Path, query: str, heading: str) -> None:
-    hit = _engine(mixed_db).search(query, limit=3)["hits"][0]
+    hit = wired(engine_for(mixed_db)).search(query, limit=3)["hits"][0]
     assert hit["source"] == "docs/guide.md" and hit["title"] == "Widget guide"
     assert hit["metadata"]["heading"] == heading
     assert "line_start" not in hit["metadata"] and "line_end" not in hit["metadata"]

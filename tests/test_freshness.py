@@ -29,6 +29,7 @@ from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.calls import text_of as _text
+from tests.support.engines import engine_for, wired
 
 pytestmark = pytest.mark.slow
 
@@ -261,15 +262,11 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     """After every batch `status` shows the new row count, a later updatedAt, and full-text indexes
     that cover every row, counting the rows left for the next optimize() (searched by a scan; see
     storage.policy.OptimizePolicy and tests/test_deferred_optimize.py)."""
-    from lancelot_cli.engine import Engine
-    from tests.test_engine import wired  # replies in their JSON form
-    from lancelot_cli.settings import load
-
     db = tmp_path / "db"
     watcher = Watcher(docs, db, tmp_path)
     try:
         watcher.wait_ready(docs)
-        engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
+        engine = wired(engine_for(db, keyless=True))
 
         def table_status() -> dict[str, Any]:
             (table,) = engine.status()["tables"]
@@ -526,10 +523,6 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     search finds them (unindexed rows are searched too), and the next normal run, although no file
     changed, folds them into the full-text index (they are past OptimizePolicy's share) so that
     status shows `unindexed == 0` again."""
-    from lancelot_cli.engine import Engine
-    from tests.test_engine import wired  # replies in their JSON form
-    from lancelot_cli.settings import load
-
     db = tmp_path / "db"
     index_folder(docs, str(db))
     changed = [path for path in walk(docs) if not path.endswith(".html")]  # most rows rewritten outside the index
@@ -539,7 +532,7 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     crashed = subprocess.run([sys.executable, "-c", CRASH_BEFORE_INDEX_UPDATE, str(docs), str(db)],
                              capture_output=True, text=True, timeout=120, env=subprocess_env())
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
-    engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
+    engine = wired(engine_for(db, keyless=True))
     assert table_rows(db) == folder_rows(docs)
     assert {hit["source"] for hit in engine.search("crashindexword", limit=50)["hits"]} == set(changed)
     (table,) = engine.status()["tables"]

@@ -22,11 +22,11 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from lancelot_cli.cli.app import app  # noqa: E402
-from lancelot_cli.engine import Engine  # noqa: E402
 from lancelot_cli.server.app import build_server  # noqa: E402
 from lancelot_cli.settings import load  # noqa: E402
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa: E402
 from tests.support import tiny_onnx  # noqa: E402
+from tests.support.engines import engine_for  # noqa: E402
 from tests.support.terminal import read_all  # noqa: E402
 
 
@@ -64,22 +64,18 @@ def local_db(model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def engine(db: Path, **env: str) -> Engine:
-    return Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db), **env}))
-
-
 def test_auto_search_is_hybrid_with_no_key_and_vector_search_runs(local_db: Path) -> None:
-    hybrid = engine(local_db).search("refund store credit")
+    hybrid = engine_for(local_db).search("refund store credit")
     assert (hybrid.search_type, hybrid.ranking, hybrid.note) == ("hybrid", "rrf", None)
     assert any("refund" in hit.source for hit in hybrid.hits[:3])
-    vector = engine(local_db).search("refund store credit", search_type="vector")
+    vector = engine_for(local_db).search("refund store credit", search_type="vector")
     assert (vector.search_type, vector.ranking) == ("vector", "distance")
     scores = [hit.score for hit in vector.hits]
     assert scores == sorted(scores) and len(scores) > 1
 
 
 def test_status_names_the_local_model_and_embeddings_are_available(local_db: Path, model: Path) -> None:
-    status = engine(local_db).status()
+    status = engine_for(local_db).status()
     table = status.tables[0]
     assert table.embedding_model == f"local:{model.resolve()}"
     assert table.vectors[0].model == f"local:{model.resolve()}" and table.vectors[0].dimension == 32
@@ -91,14 +87,14 @@ def test_status_names_the_local_model_and_embeddings_are_available(local_db: Pat
 @pytest.mark.parametrize("search_type", ["auto", "vector", "hybrid"])
 def test_another_local_model_is_never_used_on_the_vectors(local_db: Path, model: Path, other_model: Path,
                                                           search_type: str) -> None:
-    found = engine(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
+    found = engine_for(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
     assert found.search_type == "text"
     assert f"local:{model.resolve()}" in found.note and f"local:{other_model.resolve()}" in found.note
     assert "--embed-model" in found.note
 
 
 def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, model: Path) -> None:
-    found = engine(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
+    found = engine_for(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
     assert found.search_type == "text" and "EMBEDDING_MODEL" in found.note
 
 
@@ -110,9 +106,9 @@ def test_a_missing_model_folder_falls_back_to_text_with_a_note(monkeypatch: pyte
     assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{moved}").exit_code == 0
     shutil.rmtree(moved)
     monkeypatch.setattr("lancelot_cli.local_embed._shared", {})  # as in a new process (a server)
-    found = engine(db).search("refund")
+    found = engine_for(db).search("refund")
     assert found.search_type == "text" and "does not exist" in found.note
-    assert engine(db).search("refund", search_type="text").note is None
+    assert engine_for(db).search("refund", search_type="text").note is None
 
 
 def test_reindex_embeds_only_changed_chunks(model: Path, docs: Path, tmp_path: Path) -> None:

@@ -32,11 +32,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from lancelot_cli.engine import Engine
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 from tests.support.calls import text_of as _text
+from tests.support.engines import engine_for, wired
 
 pytestmark = pytest.mark.slow
 
@@ -206,19 +206,13 @@ def cli_indexed(s3: S3, docs_src: Path, tmp_path_factory: pytest.TempPathFactory
     return {"summary": json.loads(out.stdout), "stderr": out.stderr, "seconds": time.monotonic() - started}
 
 
-def _engine(db: str, **env: str) -> Any:
-    from tests.test_engine import wired  # replies in their JSON form, as the tool sends them
-
-    return wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": db, **env}), find_key=lambda: None))
-
-
 def _local_answers(local_db: Path) -> dict[str, dict[str, Any]]:
-    engine = _engine(str(local_db))
+    engine = wired(engine_for(str(local_db), keyless=True))
     return {query: engine.search(query, limit=10) for query in QUERIES}
 
 
 def _rows(db: str, **env: str) -> list[tuple[str, str]]:
-    table = _engine(db, **env).database().table("documents")
+    table = wired(engine_for(db, keyless=True, **env)).database().table("documents")
     return sorted((row["id"], row["hash"]) for row in table.rows(["id", "hash"]))
 
 
@@ -227,7 +221,7 @@ def _rows(db: str, **env: str) -> list[tuple[str, str]]:
 def test_cli_index_writes_the_bucket_and_it_answers_like_local_disk(cli_indexed: dict[str, Any], s3: S3,
                                                                      local_db: Path) -> None:
     summary = cli_indexed["summary"]
-    local = _engine(str(local_db))
+    local = wired(engine_for(str(local_db), keyless=True))
     assert summary["committed"] is True and summary["database"] == DB
     assert summary["chunks"] == local.database().table("documents").count() > 0
     assert SECRET_KEY not in cli_indexed["stderr"] + json.dumps(summary)
@@ -236,7 +230,7 @@ def test_cli_index_writes_the_bucket_and_it_answers_like_local_disk(cli_indexed:
     assert any(key.startswith("db/documents.lance/_versions/") for key in keys)
     assert any(key.startswith("db/documents.lance/_indices/") for key in keys)  # the full-text index
     assert _rows(DB) == _rows(str(local_db))
-    remote = _engine(DB)
+    remote = wired(engine_for(DB, keyless=True))
     for query, expected in _local_answers(local_db).items():
         assert remote.search(query, limit=10) == expected, query
 
@@ -259,7 +253,7 @@ def test_index_folder_with_storage_options_only_and_incremental(s3: S3, docs_src
     assert {k: v for k, v in s3.objects().items() if k.startswith("api-db/")} == before  # nothing written
     options = json.dumps(s3.storage_options())
     assert _rows(uri, LANCELOT_STORAGE_OPTIONS=options) == _rows(str(local_db))
-    remote = _engine(uri, LANCELOT_STORAGE_OPTIONS=options)
+    remote = wired(engine_for(uri, keyless=True, LANCELOT_STORAGE_OPTIONS=options))
     for query, expected in _local_answers(local_db).items():
         assert remote.search(query, limit=10) == expected, query
 
@@ -530,7 +524,8 @@ async def test_a_table_name_that_leaves_the_prefix_is_a_clear_error(cli_indexed:
 
 
 def test_status_consistency_follows_the_store_and_the_setting(cli_indexed: dict[str, Any], local_db: Path) -> None:
-    assert _engine(DB).status()["connection"]["consistencySeconds"] == 5.0
-    assert _engine(DB, LANCELOT_READ_CONSISTENCY="0").status()["connection"]["consistencySeconds"] == 0.0
-    local = _engine(str(local_db)).status()["connection"]
+    assert wired(engine_for(DB, keyless=True)).status()["connection"]["consistencySeconds"] == 5.0
+    now = wired(engine_for(DB, keyless=True, LANCELOT_READ_CONSISTENCY="0"))
+    assert now.status()["connection"]["consistencySeconds"] == 0.0
+    local = wired(engine_for(str(local_db), keyless=True)).status()["connection"]
     assert (local["store"], local["consistencySeconds"]) == ("local", 0.0)

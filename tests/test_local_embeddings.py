@@ -269,10 +269,13 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     asked: list[str] = []
+    model_asked = threading.Event()
 
     class Hub(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             asked.append(self.path)
+            if "all-MiniLM-L6-v2" in self.path:
+                model_asked.set()
             self.send_error(404)
 
         do_HEAD = do_GET  # noqa: N815
@@ -297,19 +300,20 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
     try:
         warmed = run("warm")
         assert warmed == {"loaded": False}
-        assert asked == []  # nothing fetched by the warm-up
-        # The test can fail: a load that may download does ask the hub (fastembed then retries
-        # with back-off for ~40 s before it gives up, so the process is stopped once it asked).
+        assert asked == []  # nothing fetched by the warm-up, not even huggingface_hub's agent registry
+        # The test can fail: a load that may download does ask the hub for the model (fastembed then
+        # retries with back-off for ~40 s before it gives up, so the process is stopped once it asked).
+        # It asks for `/api/agent-harnesses` first (huggingface_hub 1.33 detects agents for its user agent
+        # that way): waiting for the first request stopped it in between on a loaded machine.
         embedding = subprocess.Popen([sys.executable, "-c", WARM_OR_EMBED, "embed"], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env)
         try:
-            for _ in range(600):
-                if asked or embedding.poll() is not None:
-                    break
-                time.sleep(0.05)
+            deadline = time.monotonic() + 120
+            while not model_asked.wait(0.1) and embedding.poll() is None and time.monotonic() < deadline:
+                pass
         finally:
             embedding.kill()
             embedding.wait(30)
-        assert any("all-MiniLM-L6-v2" in path for path in asked)
+        assert model_asked.is_set(), asked
     finally:
         hub.shutdown()

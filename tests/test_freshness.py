@@ -71,7 +71,8 @@ class Watcher:
         deadline = time.monotonic() + timeout
         while not predicate(self.lines):
             if self.proc.poll() is not None:
-                time.sleep(0.2)  # let the reader thread catch the last lines
+                for thread in self._threads:  # until the reader threads saw the end of its output
+                    thread.join(timeout=5)
                 pytest.fail(f"the watcher exited ({self.proc.returncode}) while waiting for {what}:\n{self.stderr}")
             if time.monotonic() > deadline:
                 pytest.fail(f"no {what} within {timeout} s; watcher stderr:\n{self.stderr}")
@@ -81,21 +82,15 @@ class Watcher:
         self.wait_for(lambda lines: any(line.startswith("Watching ") for line in lines), 60, "'Watching' line")
 
     def wait_ready(self, src: Path) -> None:
-        """Wait until the watcher has subscribed to file events: after "Watching" it runs one more pass
-        and only then watches, so rewrite a sentinel file until a batch line shows it was seen."""
+        """Wait until the watcher has subscribed to file events. It prints "Watching", subscribes,
+        then runs one more pass (indexer/watch.py), so one new file saved after the line is indexed
+        by that pass or by an event batch, either way with exactly one batch line. The file is
+        renamed into place whole, so no pass can read it half written (and then again)."""
         self.wait_watching()
-        sentinel = src / "watcher-ready.md"
-        deadline = time.monotonic() + 60
-        check = 0
-        while not self.batches():
-            check += 1
-            sentinel.write_text(f"# Ready\n\nThe watcher is ready, check {check}.\n")
-            settle = time.monotonic() + 0.5
-            while not self.batches() and time.monotonic() < settle:
-                time.sleep(0.02)
-            if time.monotonic() > deadline:
-                pytest.fail(f"the watcher never reported a batch; stderr:\n{self.stderr}")
-        time.sleep(0.3)  # let a batch of a second sentinel write come and go
+        draft = src / ".watcher-ready.md.tmp"  # dot-named: not indexed, and its events are ignored
+        draft.write_text("# Ready\n\nThe watcher is ready.\n")
+        os.replace(draft, src / "watcher-ready.md")
+        self.wait_for(lambda _lines: len(self.batches()) == 1, 60, "batch line for watcher-ready.md")
 
     def stop(self, sig: int) -> int | None:
         """Send ``sig``; the exit code, or None if it is still running after STOP_TIMEOUT (then killed)."""

@@ -128,7 +128,10 @@ def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: 
     reader.start()
     try:
         done = _index(src, db, tmp_path)
-        time.sleep(1.0)
+        after = len(seen)
+        deadline = time.monotonic() + 30
+        while len(seen) < after + 3 and reader.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the reader has read the finished table a few times
     finally:
         stop.set()
         reader.join(30)
@@ -138,4 +141,5 @@ def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: 
           f"hit counts: {sorted(set(counts))}")
     assert not [kind for kind, _ in seen if kind.startswith("error")], [k for k, _ in seen if k != "absent"][:5]
     assert counts and all(n == 5 for n in counts), sorted(set(counts))
+    assert len(seen) >= after + 3 and seen[-1] == ("hits", 5), seen[-5:]  # and it read the finished table
     assert sum(kind == "absent" for kind, _ in seen) >= 3, seen[:5]  # the reader did poll during the build

@@ -416,8 +416,7 @@ async def test_two_servers_follow_the_indexer_without_errors(s3: S3, tmp_path: P
 
     calls = [0, 0]
     errors: list[str] = []
-    seen_at: list[float | None] = [None, None]
-    indexed_at: list[float] = []
+    seen_at: list[float | None] = [None, None]  # when each server first gave the new content
     done = anyio.Event()
 
     async def poll(n: int, client: Client) -> None:
@@ -445,19 +444,17 @@ async def test_two_servers_follow_the_indexer_without_errors(s3: S3, tmp_path: P
             group.start_soon(poll, 1, second)
             out = await anyio.run_process([*lancelot_command(), "index", str(src), uri, "--json"],
                                           env=_env(s3, tmp_path / "indexer"), check=False)
-            indexed_at.append(time.monotonic())
             assert out.returncode == 0, out.stderr.decode()
             report = json.loads(out.stdout)
             assert (report["added"] >= 1, report["deleted"] >= 1, report["committed"]) == (True, True, True)
-            with anyio.move_on_after(consistency + 10):
+            with anyio.move_on_after(consistency + 5):  # the read-consistency interval, and some slack
                 while None in seen_at:
                     await anyio.sleep(0.05)
             done.set()
     assert errors == []
     assert min(calls) >= 6  # both kept answering while the indexer ran
-    assert None not in seen_at, f"a server never saw the new content (calls {calls})"
-    lag = max(0.0, max(seen_at) - indexed_at[0])  # type: ignore[type-var]
-    assert lag <= consistency + 5, f"new content seen only {lag:.1f} s after the indexer finished"
+    assert None not in seen_at, (f"a server did not see the new content within {consistency + 5} s of the "
+                                 f"indexer's end (calls {calls})")
 
 
 # -- errors: wrong bucket, no credentials ----------------------------------------------------------

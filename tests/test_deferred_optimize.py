@@ -156,6 +156,7 @@ def test_a_no_change_run_folds_rows_left_over_the_policy(indexed, monkeypatch) -
     assert coverage(db) == (FILES, 0)
 
 
+@pytest.mark.slow
 def test_an_idle_watcher_optimizes_what_its_batches_left(indexed) -> None:
     from lancelot_cli.indexer.watch import watch_folder
 

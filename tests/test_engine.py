@@ -587,6 +587,7 @@ QUESTIONS = ["how do refunds work", "lost parcel", "kayak rental deposit", "gift
              "staff login PIN", "what is the warranty on repairs", "MAX_SAVED"]
 
 
+@pytest.mark.slow
 def test_query_respects_budget_and_rank_order(sample_db):
     config = os.environ["LANCELOT_CONFIG_DIR"]
     engine = wired(Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}),

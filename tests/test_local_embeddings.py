@@ -184,6 +184,7 @@ MINILM = os.environ.get("MINILM_ONNX_DIR")
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MINILM, reason="no real model: set MINILM_ONNX_DIR to a folder made by "
                                        "../shared/tools/minilm_to_onnx.py (.ci/run builds one)")
 @pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").exists(), reason="no ../shared/data/scifact")

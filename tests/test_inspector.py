@@ -72,6 +72,7 @@ def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = Fa
         MCP_CATALOG_PATH=str(tmp_path / "inspector-catalog.json"),
         MCP_CLIENT_CONFIG_PATH=str(tmp_path / "inspector-client.json"),
         npm_config_update_notifier="false",
+        npm_config_prefer_offline="true",  # the cached package as it is (~1 s a call); fetched if absent
         npm_config_fund="false",
         npm_config_audit="false",
     )

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 from tests.support.calls import ALL_CALLS, text_of as _text
 from tests.support.expected import TOOLS
-from tests.support.servers import START_TIMEOUT, STOP_TIMEOUT, Served, free_port
+from tests.support.servers import Served, free_port, spawn_serve
 ACCEPT = "application/json, text/event-stream"
 ORIGINS = "https://app.example,https://other.example"
 
@@ -40,29 +40,11 @@ ORIGINS = "https://app.example,https://other.example"
 
 
 def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str) -> Served:
-    """Spawn `lancelot serve ARGS` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config").mkdir(exist_ok=True)
-    stdout_path, stderr_path = workdir / "stdout", workdir / "stderr"
+    """Spawn `lancelot serve ARGS` on ``db`` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
+    (workdir / "config").mkdir(parents=True, exist_ok=True)
     environ = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(workdir / "config"),
                              PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **env)
-    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        proc = subprocess.Popen([*lancelot_command(), "serve", *args], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=err, env=environ, cwd=workdir)
-    served = Served(proc, port, stdout_path, stderr_path)
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"`lancelot serve {' '.join(args)}` exited with {proc.returncode}:\n{served.stderr}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return served
-        except OSError:
-            if time.monotonic() > deadline:
-                served.stop(signal.SIGKILL)
-                pytest.fail(f"`lancelot serve {' '.join(args)}` did not listen on {port} within "
-                            f"{START_TIMEOUT} s:\n{served.stderr}")
-            time.sleep(0.05)
+    return spawn_serve(lancelot_command(), args, port, workdir, environ)
 
 
 @pytest.fixture(scope="module")

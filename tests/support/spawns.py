@@ -4,8 +4,10 @@ loop, ``pytest -m "not slow"``, starts none; tests/conftest.py fails a test that
 Every way a test starts a program goes through one of the functions wrapped here: ``subprocess``
 (with asyncio's subprocesses and the MCP client's stdio transport) calls its own reference to
 ``_posixsubprocess.fork_exec`` or ``os.posix_spawn``; ``multiprocessing``'s spawned workers call
-``_posixsubprocess.fork_exec``; ``pty.fork`` calls ``os.forkpty``; a plain fork ``os.fork``; a
-shell line ``os.system``. A process started inside another process is that process's business.
+``_posixsubprocess.fork_exec``; ``pty.fork`` calls ``os.forkpty``; a plain fork ``os.fork``.
+``os.system`` is left alone: no test runs it, and tests/test_warm.py pickles it (a pickle of a
+function must find that very function under its name). A process started inside another process
+is that process's business.
 
 Not counted are the quick tools (`QUICK`, milliseconds each) that in-process work runs as a side
 effect: ``git``, which the indexer asks which files a work tree ignores (indexer/gitignore.py; the
@@ -66,7 +68,7 @@ def install() -> None:
     # (module, function, which positional argument is the argument list, if any)
     for module, name, argv_at in ((subprocess, "_fork_exec", 0), (_posixsubprocess, "fork_exec", 0),
                                   (os, "posix_spawn", 1), (os, "posix_spawnp", 1), (os, "fork", None),
-                                  (os, "forkpty", None), (os, "system", None)):
+                                  (os, "forkpty", None)):
         func = getattr(module, name, None)
         if func is not None and not getattr(func, "__lancelot_counting__", False):
             setattr(module, name, _counting(func, argv_at))

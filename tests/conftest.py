@@ -1,5 +1,6 @@
 """Shared fixtures: an isolated config dir, the sample documents, real LanceDB databases in tmp
-folders, and a real OpenAI-compatible embeddings server on 127.0.0.1."""
+folders, a real OpenAI-compatible embeddings server on 127.0.0.1, and the anyio backend; plus the
+rule that a test which starts a process is marked ``slow`` (tests/support/spawns.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from lancelot_cli.settings import ENVIRONMENT
+from tests.support import spawns
 from tests.support.embed_server import MODEL, EmbedServer, embed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,10 +28,41 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 
+spawns.install()
+_STARTED = pytest.StashKey[int]()  # processes started before the phase being reported
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Fail a test that is not marked ``slow`` but started a process (in its set-up, with the
+    fixtures it asked for, or its call), so that ``pytest -m "not slow"`` stays an inner loop."""
+    report: pytest.TestReport = yield
+    count = spawns.started()
+    before = item.stash.get(_STARTED, count)
+    item.stash[_STARTED] = count
+    if count > before and report.passed and call.when != "teardown" and item.get_closest_marker("slow") is None:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} started {count - before} process(es) during its {call.when} "
+                           f"({', '.join(spawns.programs(before))}) but is not marked slow: mark it "
+                           f"@pytest.mark.slow, or test the same thing in-process")
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_STARTED] = spawns.started()
+
+
 # Variables that would leak the developer's own set-up into a test: every one Lancelot reads (from
 # the settings table, so a new setting is cleared without anyone remembering to), plus colour.
 # LANCELOT_CONFIG_DIR is set again by `isolated_env`.
 _LEAKY = [*ENVIRONMENT, "NO_COLOR", "FORCE_COLOR"]
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """`@pytest.mark.anyio` tests run on asyncio only (the MCP SDK's own backend)."""
+    return "asyncio"
 
 
 @pytest.fixture(autouse=True)

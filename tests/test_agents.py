@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from lancelot_cli.engine import Engine
 from lancelot_cli.errors import ColumnNotFoundError, InvalidArgumentError
 from lancelot_cli.indexer import IndexReport, index_folder
 from lancelot_cli.indexer.sources import read_document, walk
@@ -32,12 +30,7 @@ from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
 from tests.support.calls import text_of as _text
-from tests.test_engine import wired
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+from tests.support.engines import engine_for, wired
 
 
 def _settings(db: Path | None) -> Any:
@@ -47,10 +40,6 @@ def _settings(db: Path | None) -> Any:
 
 def _server(db: Path | None) -> Any:
     return build_server(_settings(db))
-
-
-def _engine(db: Path) -> wired:
-    return wired(Engine(_settings(db)))
 
 
 def _rows(db: Path, table: str = "documents") -> list[dict[str, Any]]:
@@ -163,7 +152,7 @@ def test_titles_come_from_front_matter_and_it_never_reaches_the_text(adr_db: Pat
         for leak in ("---", "status:", "kind:", "ADR-000", "people", "ratio", "2024-01"):
             assert leak not in row["text"], (row["path"], leak)
     assert next(r for r in rows if r["path"] == "README.md")["title"] == "ADR index"
-    hits = _engine(adr_db).search("widget store", limit=50)["hits"]
+    hits = wired(engine_for(adr_db)).search("widget store", limit=50)["hits"]
     assert {hit["source"]: hit["title"] for hit in hits if hit["source"] in ADRS} == \
         {path: values[0] for path, values in ADRS.items()}
 
@@ -193,7 +182,7 @@ def _sources(reply: dict[str, Any]) -> list[str]:
 
 
 def test_filters_skip_superseded_adrs_through_the_engine(adr_db: Path) -> None:
-    engine = _engine(adr_db)
+    engine = wired(engine_for(adr_db))
     everything = set(_sources(engine.search("widget store", limit=50)))
     assert {SUPERSEDED_2, SUPERSEDED_4} <= everything  # so the filter below has something to skip
     assert _sources(engine.search("widget store", limit=50, filters={"status": "accepted"})) == [ACCEPTED]
@@ -220,7 +209,7 @@ def test_filters_skip_superseded_adrs_through_the_engine(adr_db: Path) -> None:
 
 
 def test_filter_errors_name_the_problem(adr_db: Path) -> None:
-    engine = _engine(adr_db)
+    engine = wired(engine_for(adr_db))
     with pytest.raises(ColumnNotFoundError) as missing:
         engine.search("widget store", filters={"nope": 1})
     message = str(missing.value)
@@ -240,7 +229,7 @@ def test_filter_errors_name_the_problem(adr_db: Path) -> None:
 def test_a_fractional_value_for_an_int_column_is_an_error_not_a_truncated_match(adr_db: Path) -> None:
     """2.5 is no ADR's number: it must not be truncated to 2 and match ADR 2."""
     with pytest.raises(InvalidArgumentError, match="'number'"):
-        _engine(adr_db).search("widget store", limit=50, filters={"number": 2.5})
+        wired(engine_for(adr_db)).search("widget store", limit=50, filters={"number": 2.5})
 
 
 @pytest.mark.anyio
@@ -294,7 +283,7 @@ def test_existing_column_types_coerce_values_of_later_files(tmp_path: Path) -> N
         [pa.int64(), pa.list_(pa.string()), pa.string(), pa.bool_()]
     b = next(row for row in _rows(db) if row["path"] == "b.md")
     assert (b["number"], b["tags"], b["status"], b["draft"]) == (7, ["solo"], "5", None)
-    assert _sources(_engine(db).search("note", filters={"number": 7})) == ["b.md"]
+    assert _sources(wired(engine_for(db)).search("note", filters={"number": 7})) == ["b.md"]
 
 
 # -- source code and Markdown chunks -------------------------------------------------------------
@@ -363,7 +352,7 @@ def test_source_files_are_indexed_as_line_windows(mixed_index: tuple[Path, Index
 
 @pytest.mark.parametrize(("name", "line"), [("compute_invoice_total", 100), ("LedgerBook", 20)])
 def test_a_hit_for_a_name_points_at_the_window_holding_it(mixed_db: Path, name: str, line: int) -> None:
-    hit = _engine(mixed_db).search(name, limit=5)["hits"][0]
+    hit = wired(engine_for(mixed_db)).search(name, limit=5)["hits"][0]
     assert hit["source"] == "src/app.py"
     meta = hit["metadata"]
     first, last = meta["line_start"], meta["line_end"]
@@ -380,7 +369,7 @@ def test_a_hit_for_a_name_points_at_the_window_holding_it(mixed_db: Path, name: 
     ("gizmo refuses", "Widget guide > Troubleshooting"),
 ])
 def test_markdown_hits_carry_their_heading_path(mixed_db: Path, query: str, heading: str) -> None:
-    hit = _engine(mixed_db).search(query, limit=3)["hits"][0]
+    hit = wired(engine_for(mixed_db)).search(query, limit=3)["hits"][0]
     assert hit["source"] == "docs/guide.md" and hit["title"] == "Widget guide"
     assert hit["metadata"]["heading"] == heading
     assert "line_start" not in hit["metadata"] and "line_end" not in hit["metadata"]
@@ -484,17 +473,34 @@ async def _read_stats(client: Client) -> dict[str, Any]:
     return json.loads(content.text)
 
 
+class StepClock:
+    """``time.perf_counter`` for the server module, which reads it as a tool call starts and ends:
+    the n-th call (from 1) lasts exactly n ms."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.reads += 1
+        if self.reads % 2 == 0:  # a call's end
+            self.now += self.reads // 2 / 1000
+        return self.now
+
+
 @pytest.mark.anyio
-async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Path) -> None:
+async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     replies: dict[str, list[tuple[str, bool]]] = {}
+    took: dict[str, list[float]] = {}  # ms each call lasted on the step clock
+    monkeypatch.setattr("lancelot_cli.server.app.time", StepClock())
     async with Client(_server(adr_db)) as client:
         assert [r.uri for r in (await client.list_resources()).resources] == ["lancelot://stats"]
         assert (await _read_stats(client))["tools"] == {}
-        started = time.perf_counter()
-        for name, arguments in METRIC_CALLS:
+        for n, (name, arguments) in enumerate(METRIC_CALLS, start=1):
             result = await client.call_tool(name, arguments)
             replies.setdefault(name, []).append((_text(result), bool(result.is_error)))
-        elapsed_ms = (time.perf_counter() - started) * 1000
+            took.setdefault(name, []).append(float(n))
         stats = await _read_stats(client)
         status = (await client.call_tool("lancedb_status", {"verbose": True})).structured_content
         after = await _read_stats(client)
@@ -507,7 +513,9 @@ async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Pat
         entry = tools[name]
         assert entry["calls"] == len(calls), name
         assert entry["errors"] == sum(error for _, error in calls), name
-        assert 0 <= entry["p50Ms"] <= entry["p95Ms"] <= elapsed_ms, name
+        ms = sorted(took[name])  # fewer than 11 calls each: p95 is the slowest, p50 a middle one
+        middle = {ms[(len(ms) - 1) // 2], ms[len(ms) // 2]}
+        assert entry["p95Ms"] == ms[-1] and entry["p50Ms"] in middle, (name, entry, ms)
         assert entry["tokensPerCall"] == round(entry["tokens"] / entry["calls"], 1), name
         successes = sum(_tokens(text) for text, error in calls if not error)
         if entry["errors"] == 0:

@@ -14,14 +14,12 @@ import lancedb
 import numpy as np
 import pytest
 
-from lancelot_cli import settings as settings_module
-from lancelot_cli.credentials import FoundKey
-from lancelot_cli.engine import Engine
 from lancelot_cli.indexer import chunk_hash
 from lancelot_cli.storage import ann
 from lancelot_cli.storage.policy import VectorIndexPolicy
 from lancelot_cli.storage.writer import TableWriter
 from lancelot_cli.wire import to_wire
+from tests.support.engines import engine_for
 
 MODEL, DIM, N = "test-model", 32, 2400
 POLICY = VectorIndexPolicy(min_rows=2000, partitions=4)
@@ -49,16 +47,6 @@ def write(db: Path, rows: list[dict[str, Any]], policy: VectorIndexPolicy = POLI
 
 def table(db: Path) -> Any:
     return lancedb.connect(str(db)).open_table("documents")
-
-
-def engine_for(db: Path, tmp_path: Path, vectors: dict[str, list[float]]) -> Engine:
-    """The engine as the server builds it, with query vectors looked up instead of fetched."""
-    config = tmp_path / "config"
-    config.mkdir(exist_ok=True)
-    settings = settings_module.load(environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(config),
-                                             "EMBEDDING_MODEL": MODEL})
-    return Engine(settings, find_key=lambda: FoundKey("sk-test", "env"),
-                  make_embedder=lambda key: (lambda texts: [vectors[t] for t in texts]))
 
 
 def exact_ids(rows: list[dict[str, Any]], query: list[float], k: int, keep: Any = lambda row: True) -> list[str]:
@@ -105,7 +93,7 @@ def test_below_the_threshold_nothing_is_built(tmp_path):
 def test_engine_finds_the_exact_nearest_rows_with_the_index(indexed, tmp_path, search_type):
     db, rows = indexed
     queries = {f"topic{k % 20} q{k}": (np.array(rows[k]["vector"]) + 0.05).tolist() for k in range(0, N, 240)}
-    engine = engine_for(db, tmp_path, queries)
+    engine = engine_for(db, embed=lambda texts: [queries[t] for t in texts], EMBEDDING_MODEL=MODEL)
     for text, vector in queries.items():
         reply = to_wire(engine.search(text, search_type=search_type, limit=10, per_document=0))
         ids = [hit["id"] for hit in reply["hits"]]
@@ -121,7 +109,7 @@ def test_engine_finds_the_exact_nearest_rows_with_the_index(indexed, tmp_path, s
 def test_filters_still_apply_with_the_index(indexed, tmp_path, search_type):
     db, rows = indexed
     query = (np.array(rows[5]["vector"]) * 0.9).tolist()  # an api/ page; the nearest guide/ pages are asked
-    engine = engine_for(db, tmp_path, {"topic5": query})
+    engine = engine_for(db, embed=lambda texts: [{"topic5": query}[t] for t in texts], EMBEDDING_MODEL=MODEL)
     reply = to_wire(engine.search("topic5", search_type=search_type, limit=10, per_document=0, path_prefix="guide/"))
     ids = [hit["id"] for hit in reply["hits"]]
     assert ids and all(i.startswith("guide/") for i in ids)
@@ -144,7 +132,8 @@ def test_rows_added_after_the_index_are_found_and_deleted_ones_are_gone(tmp_path
     tbl = table(db)
     assert tbl.index_stats(ann.VECTOR_INDEX_NAME).num_unindexed_rows == 1  # not folded in: searched flat
     assert ann.trained_rows(tbl, ann.vector_index(tbl)) == N and result.added == 1
-    engine = engine_for(db, tmp_path, {"new": new[0]["vector"], "gone": gone["vector"]})
+    queries = {"new": new[0]["vector"], "gone": gone["vector"]}
+    engine = engine_for(db, embed=lambda texts: [queries[t] for t in texts], EMBEDDING_MODEL=MODEL)
     top = to_wire(engine.search("new", search_type="vector", limit=3, per_document=0))["hits"]
     assert top[0]["id"] == new[0]["id"]
     ids = [hit["id"] for hit in to_wire(engine.search("gone", search_type="vector", limit=10, per_document=0))["hits"]]

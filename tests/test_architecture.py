@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_import_contracts_are_kept() -> None:
     tool = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     result = subprocess.run([tool], cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -62,6 +65,7 @@ def test_no_import_cycles() -> None:
     assert _cycles(edges) == []
 
 
+@pytest.mark.slow
 def test_the_package_imports_only_its_version() -> None:
     """`import lancelot_cli` (what every entry point does first) loads no server, engine or CLI module."""
     code = "import sys, lancelot_cli; print(sorted(m for m in sys.modules if m.startswith('lancelot_cli')))"

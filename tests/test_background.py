@@ -476,11 +476,6 @@ def test_the_settings_fingerprint_follows_what_changes_an_answer(monkeypatch: py
     assert background.fingerprint(load(flags={"LANCEDB_PATH": "db"})) != relative
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sample_db: Path) -> None:
     from lancelot_cli.engine import Engine

@@ -449,6 +449,7 @@ def test_unexpected_error_is_one_line_without_debug(corrupt_db: Path) -> None:
     assert "unexpected" in line and "LANCELOT_LOG_LEVEL=debug" in line
 
 
+@pytest.mark.slow
 def test_unexpected_error_shows_a_traceback_with_debug(corrupt_db: Path) -> None:
     proc = run([*lancelot_command(), "search", "refund", "--db", str(corrupt_db)], LANCELOT_LOG_LEVEL="debug")
     assert proc.returncode == 1

@@ -89,11 +89,6 @@ def test_the_cli_prints_one_line_and_no_rust_warnings(damaged_db: Path, tmp_path
     assert "is damaged" in status.stdout and "WARN" not in status.stderr, status.stderr
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_an_agent_reads_the_same_line(damaged_db: Path) -> None:
     async with Client(build_server(load(flags={"LANCEDB_PATH": str(damaged_db)}))) as client:

@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
-from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import Engine
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.settings import load
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, OptimizePolicy
 from lancelot_cli.storage.writer import TableWriter
 from lancelot_cli.wire import to_wire
+from tests.support.engines import engine_for
 
 MODEL = "hashed-words-32"
 FILES = 60  # one file of 60 is under the policy's share and row count: its re-index is not optimized
@@ -46,11 +45,6 @@ def write_folder(root: Path) -> None:
             f"# Note {n}\n\nPlain notes about topic {n}, shipping and returns, numbered {n}.\n", encoding="utf-8")
     (root / "note-07.md").write_text("# Garden\n\nThe quokkaword lives here with parsnips.\n", encoding="utf-8")
     (root / "note-08.md").write_text("# Kitchen\n\nA page about the vanishword and its soup.\n", encoding="utf-8")
-
-
-def engine_for(db: Path) -> Engine:
-    settings = load(environ={"LANCEDB_PATH": str(db), "EMBEDDING_MODEL": MODEL})
-    return Engine(settings, find_key=lambda: FoundKey("sk-test", "env"), make_embedder=lambda key: embed)
 
 
 def sources(engine: Engine, query: str, search_type: str = "text") -> list[str]:
@@ -77,7 +71,7 @@ def indexed(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("search_type", ["text", "hybrid"])
 def test_search_right_after_a_small_reindex_finds_new_words_and_not_removed_ones(indexed, search_type) -> None:
     src, db = indexed
-    engine = engine_for(db)
+    engine = engine_for(db, embed=embed, EMBEDDING_MODEL=MODEL)
     assert sources(engine, "quokkaword", search_type)[:1] == ["note-07.md"]
     assert "note-08.md" in sources(engine, "vanishword", search_type)
 
@@ -109,7 +103,7 @@ def test_bm25_scores_of_unindexed_rows_match_the_indexed_ones(indexed) -> None:
     60 is rewritten, which moves a word's document frequency by one: up to ~12 %; on 25,000 chunks
     with up to 10 % rewritten, at most ~2 %, tests/benchmarks/README.md)."""
     src, db = indexed
-    engine = engine_for(db)
+    engine = engine_for(db, embed=embed, EMBEDDING_MODEL=MODEL)
     (src / "note-07.md").write_text("# Garden\n\nThe quokkaword lives here with parsnips, and topic 3.\n",
                                     encoding="utf-8")
     report = index_folder(src, str(db))
@@ -163,6 +157,7 @@ def test_a_no_change_run_folds_rows_left_over_the_policy(indexed, monkeypatch) -
     assert coverage(db) == (FILES, 0)
 
 
+@pytest.mark.slow
 def test_an_idle_watcher_optimizes_what_its_batches_left(indexed) -> None:
     from lancelot_cli.indexer.watch import watch_folder
 
@@ -179,17 +174,17 @@ def test_an_idle_watcher_optimizes_what_its_batches_left(indexed) -> None:
         while not batches and time.monotonic() < deadline:
             time.sleep(0.05)
         assert batches, errors
-        time.sleep(0.5)  # the watcher subscribes after its first pass
+        # The first pass runs once the watcher is subscribed to file events (indexer/watch.py), so
+        # a file saved after it reported is an event for the next batch.
         (src / "note-30.md").write_text("# Note 30\n\nA watchfreshword.\n", encoding="utf-8")
         while len(batches) < 2 and time.monotonic() < deadline:
-            (src / "note-30.md").write_text(f"# Note 30\n\nA watchfreshword {time.monotonic()}.\n", encoding="utf-8")
-            time.sleep(0.5)
+            time.sleep(0.05)
         assert len(batches) >= 2 and batches[-1].committed and not batches[-1].optimized, errors
-        assert sources(engine_for(db), "watchfreshword") == ["note-30.md"]
+        assert sources(engine_for(db, embed=embed, EMBEDDING_MODEL=MODEL), "watchfreshword") == ["note-30.md"]
         while coverage(db)[1] and time.monotonic() < deadline:
             time.sleep(0.2)
         assert coverage(db) == (FILES, 0), errors  # folded once the folder was quiet for 1.5 s
-        assert sources(engine_for(db), "watchfreshword") == ["note-30.md"]
+        assert sources(engine_for(db, embed=embed, EMBEDDING_MODEL=MODEL), "watchfreshword") == ["note-30.md"]
     finally:
         stop.set()
         thread.join(timeout=10)

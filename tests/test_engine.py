@@ -35,34 +35,13 @@ from lancelot_cli.textmatch import matched_share, query_words, snippet
 from lancelot_cli.wire import to_wire
 from tests.conftest import SAMPLE_DOCS
 from tests.support.embed_server import MODEL, embed
+from tests.support.engines import engine_for, wired
 
 SNIPPET_MAX = 310
 _PUNCT = "\"'`.,;:!?()[]{}<>"
 
 
 # -- helpers --------------------------------------------------------------------------------------
-
-
-class wired:  # noqa: N801 (reads like a function at the call sites)
-    """An engine whose replies are read as agents and `--json` get them (``wire.to_wire`` of the
-    models it returns), so the assertions below check the published JSON shape."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.settings = engine.settings
-
-    def __getattr__(self, name: str) -> Any:
-        call = getattr(self.engine, name)
-        return lambda *args, **kwargs: to_wire(call(*args, **kwargs))
-
-
-def make_engine(monkeypatch: pytest.MonkeyPatch, db: Path | str | None, **env: str) -> Any:
-    """An engine built the way the server builds it: ``Engine(load())`` over the environment."""
-    if db is not None:
-        monkeypatch.setenv("LANCEDB_PATH", str(db))
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return wired(Engine(load()))
 
 
 def words_of(query: str) -> list[str]:
@@ -110,7 +89,7 @@ def sample_files_containing(needle: str) -> set[str]:
                                    "scanner offline counts", "Warranty REPAIR workshop"])
 @pytest.mark.parametrize("limit", [1, 3, 20])
 def test_text_search_shape_and_ranking(monkeypatch, sample_db, query, limit):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     reply = engine.search(query, limit=limit, search_type="text")
     rows = rows_by_id(sample_db)
     words = words_of(query)
@@ -141,7 +120,7 @@ def test_text_search_shape_and_ranking(monkeypatch, sample_db, query, limit):
 
 
 def test_text_search_limit_is_respected(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     query = "refund customer shop items staff"
     wide = engine.search(query, limit=20, search_type="text")
     assert wide["count"] > 3, "the query should match several documents"
@@ -151,7 +130,7 @@ def test_text_search_limit_is_respected(monkeypatch, sample_db):
 
 
 def test_default_limit_comes_from_settings(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db, LANCEDB_DEFAULT_LIMIT="2")
+    engine = wired(engine_for(sample_db, monkeypatch, LANCEDB_DEFAULT_LIMIT="2"))
     assert engine.search("refund customer shop items staff", search_type="text")["count"] == 2
 
 
@@ -165,7 +144,7 @@ def test_default_limit_comes_from_settings(monkeypatch, sample_db):
     ],
 )
 def test_exact_identifiers_are_the_top_hit(monkeypatch, sample_db, identifier, expected_top):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     reply = engine.search(identifier, limit=10, search_type="text")
     assert reply["ranking"] == "bm25"
     assert reply["count"] >= 1
@@ -219,7 +198,7 @@ def anythingllm_db(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("search_type", ["text", "auto"])
 def test_substring_fallback_without_fts_index(monkeypatch, anythingllm_db, search_type):
-    engine = make_engine(monkeypatch, anythingllm_db, LANCEDB_TABLE="workspace")
+    engine = wired(engine_for(anythingllm_db, monkeypatch, LANCEDB_TABLE="workspace"))
     reply = engine.search("kayak deposit", search_type=search_type)
 
     assert reply["searchType"] == "text"
@@ -244,7 +223,7 @@ def test_substring_fallback_without_fts_index(monkeypatch, anythingllm_db, searc
 
 
 def test_substring_scores_are_share_of_words_and_ordered(monkeypatch, anythingllm_db):
-    engine = make_engine(monkeypatch, anythingllm_db, LANCEDB_TABLE="workspace")
+    engine = wired(engine_for(anythingllm_db, monkeypatch, LANCEDB_TABLE="workspace"))
     query = "rent kayak day gift"
     reply = engine.search(query, search_type="text")
     rows = rows_by_id(anythingllm_db, "workspace")
@@ -263,7 +242,7 @@ def test_substring_scores_are_share_of_words_and_ordered(monkeypatch, anythingll
 
 
 def test_substring_query_without_words(monkeypatch, anythingllm_db):
-    engine = make_engine(monkeypatch, anythingllm_db, LANCEDB_TABLE="workspace")
+    engine = wired(engine_for(anythingllm_db, monkeypatch, LANCEDB_TABLE="workspace"))
     for query in ["", "   ", "!!! ???"]:
         reply = engine.search(query, search_type="text")
         assert reply["count"] == 0 and reply["hits"] == []
@@ -286,7 +265,7 @@ def test_explicit_vector_without_key_falls_back_with_note(monkeypatch, vector_en
 
 
 def test_auto_without_key_is_text_without_note(monkeypatch, vector_db):
-    engine = make_engine(monkeypatch, vector_db, EMBEDDING_MODEL=MODEL)
+    engine = wired(engine_for(vector_db, monkeypatch, EMBEDDING_MODEL=MODEL))
     reply = engine.search("refund policy")
     assert reply["searchType"] == "text"
     assert reply["ranking"] == "bm25"
@@ -369,7 +348,7 @@ def test_auto_with_key_but_no_fts_index_is_vector(monkeypatch, vector_env, tmp_p
     db = tmp_path / "nofts"
     src = lancedb.connect(str(vector_db)).open_table("documents")
     lancedb.connect(str(db)).create_table("documents", data=pa.Table.from_pylist(rows, schema=src.schema))
-    engine = make_engine(monkeypatch, db)
+    engine = wired(engine_for(db, monkeypatch))
     reply = engine.search("lost parcel", limit=3)
     assert (reply["searchType"], reply["ranking"]) == ("vector", "distance")
     assert "note" not in reply
@@ -446,7 +425,7 @@ def test_vector_size_mismatch(monkeypatch, vector_env):
 
 @pytest.mark.parametrize("limit", [0, -1, 201, 10_000, True, 2.5, "5"])
 def test_limit_out_of_range(monkeypatch, sample_db, limit):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     with pytest.raises(InvalidArgumentError, match="limit"):
         engine.search("refund", limit=limit)
     with pytest.raises(InvalidArgumentError, match="limit"):
@@ -455,19 +434,19 @@ def test_limit_out_of_range(monkeypatch, sample_db, limit):
 
 @pytest.mark.parametrize("limit", [1, 200])
 def test_limit_bounds_are_allowed(monkeypatch, sample_db, limit):
-    assert make_engine(monkeypatch, sample_db).search("refund", limit=limit)["count"] <= limit
+    assert wired(engine_for(sample_db, monkeypatch)).search("refund", limit=limit)["count"] <= limit
 
 
 @pytest.mark.parametrize("search_type", ["semantic", "TEXT", "", "fts"])
 def test_unknown_search_type(monkeypatch, sample_db, search_type):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     with pytest.raises(InvalidArgumentError) as info:
         engine.search("refund", search_type=search_type)
     assert "auto" in str(info.value) and "hybrid" in str(info.value)
 
 
 def test_missing_table_lists_existing_tables(monkeypatch, vector_db):
-    engine = make_engine(monkeypatch, vector_db)
+    engine = wired(engine_for(vector_db, monkeypatch))
     with pytest.raises(TableNotFoundError) as info:
         engine.search("refund", table="nope")
     message = str(info.value)
@@ -476,20 +455,20 @@ def test_missing_table_lists_existing_tables(monkeypatch, vector_db):
         engine.query("refund", table="nope")
     with pytest.raises(TableNotFoundError):
         engine.query("refund", table="nope", warm_start=True)
-    engine = make_engine(monkeypatch, vector_db, LANCEDB_TABLE="missing")
+    engine = wired(engine_for(vector_db, monkeypatch, LANCEDB_TABLE="missing"))
     with pytest.raises(TableNotFoundError, match="missing"):
         engine.search("refund")
 
 
 def test_missing_text_column_lists_columns(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     with pytest.raises(ColumnNotFoundError) as info:
         engine.search("refund", text_column="body")
     message = str(info.value)
     assert "'body'" in message
     for column in ("id", "path", "title", "text"):
         assert column in message
-    engine = make_engine(monkeypatch, sample_db, LANCEDB_TEXT_COLUMN="content")
+    engine = wired(engine_for(sample_db, monkeypatch, LANCEDB_TEXT_COLUMN="content"))
     with pytest.raises(ColumnNotFoundError, match="content"):
         engine.query("refund", warm_start=True)
 
@@ -507,7 +486,7 @@ def test_no_database_configured(monkeypatch, value):
 
 def test_missing_database_folder_is_not_created(monkeypatch, tmp_path):
     missing = tmp_path / "no" / "such" / "db"
-    engine = make_engine(monkeypatch, missing)
+    engine = wired(engine_for(missing, monkeypatch))
     with pytest.raises(DatabaseNotFoundError) as info:
         engine.search("refund")
     assert str(missing) in str(info.value)
@@ -522,13 +501,13 @@ def test_database_path_that_is_a_file(monkeypatch, tmp_path):
     file = tmp_path / "db.txt"
     file.write_text("not a database")
     with pytest.raises(DatabaseNotFoundError, match="not a folder"):
-        make_engine(monkeypatch, file).search("refund")
+        wired(engine_for(file, monkeypatch)).search("refund")
 
 
 @pytest.mark.parametrize("query", ["", "   ", "the of and", "!!! ???", "?", "-- ..."])
 @pytest.mark.parametrize("search_type", ["auto", "text", "vector", "hybrid"])
 def test_queries_without_content_words_find_nothing(monkeypatch, sample_db, query, search_type):
-    reply = make_engine(monkeypatch, sample_db).search(query, search_type=search_type)
+    reply = wired(engine_for(sample_db, monkeypatch)).search(query, search_type=search_type)
     assert reply["count"] == 0
     assert reply["hits"] == []
     assert reply["searchType"] == "text"
@@ -610,6 +589,7 @@ QUESTIONS = ["how do refunds work", "lost parcel", "kayak rental deposit", "gift
              "staff login PIN", "what is the warranty on repairs", "MAX_SAVED"]
 
 
+@pytest.mark.slow
 def test_query_respects_budget_and_rank_order(sample_db):
     config = os.environ["LANCELOT_CONFIG_DIR"]
     engine = wired(Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}),
@@ -645,7 +625,7 @@ def test_query_respects_budget_and_rank_order(sample_db):
 
 
 def test_query_small_budget_leaves_chunks_out(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     big = engine.query("refund policy store credit", context_budget=20_000)
     assert big["leftOut"] == 0 and big["included"] >= 3
     small = engine.query("refund policy store credit", context_budget=900)
@@ -663,7 +643,7 @@ def test_query_says_how_many_were_left_out_even_with_a_long_question(monkeypatch
     With a question of ~100 characters the header leaves too little room, and the count line is
     dropped silently (package bug: ``context.pack`` skips the line when it does not fit).
     """
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     question = "please tell me everything about the refund policy for worn gear and store credit without receipt"
     reply = engine.query(question, context_budget=budget)
     assert reply["leftOut"] > 0
@@ -672,7 +652,7 @@ def test_query_says_how_many_were_left_out_even_with_a_long_question(monkeypatch
 
 
 def test_query_default_budget_comes_from_settings(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db, LANCEDB_CONTEXT_BUDGET="600")
+    engine = wired(engine_for(sample_db, monkeypatch, LANCEDB_CONTEXT_BUDGET="600"))
     reply = engine.query("refund policy store credit")
     assert reply["budget"] == 600
     assert len(reply["context"]) <= 600
@@ -680,13 +660,13 @@ def test_query_default_budget_comes_from_settings(monkeypatch, sample_db):
 
 @pytest.mark.parametrize("budget", [0, 1, 199, -5, True, "8000", 500.0])
 def test_query_budget_too_small(monkeypatch, sample_db, budget):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     with pytest.raises(InvalidArgumentError, match="context budget"):
         engine.query("refunds", context_budget=budget)
 
 
 def test_query_minimum_budget_is_accepted(monkeypatch, sample_db):
-    reply = make_engine(monkeypatch, sample_db).query("refunds", context_budget=200)
+    reply = wired(engine_for(sample_db, monkeypatch)).query("refunds", context_budget=200)
     assert len(reply["context"]) <= 200
 
 
@@ -705,7 +685,7 @@ def test_query_with_key_uses_hybrid(monkeypatch, vector_env):
 
 
 def test_warm_start_on_sample_collection(monkeypatch, sample_db):
-    engine = make_engine(monkeypatch, sample_db)
+    engine = wired(engine_for(sample_db, monkeypatch))
     reply = engine.query("anything at all", warm_start=True, context_budget=20_000)
     assert reply["mode"] == "overview"
     sources = re.findall(r"^source: (.+)$", reply["context"], re.M)
@@ -741,7 +721,7 @@ def multichunk_db(tmp_path: Path) -> Path:
 
 
 def test_warm_start_picks_overview_and_opening_chunks(monkeypatch, multichunk_db):
-    engine = make_engine(monkeypatch, multichunk_db)
+    engine = wired(engine_for(multichunk_db, monkeypatch))
     reply = engine.query("", warm_start=True, context_budget=20_000)
     sections = re.findall(r"^## \[\d+\] (.+)\nsource: (.+)\n\n(.+?) part (\d+)\.", reply["context"], re.M)
     got = [(source, int(chunk)) for _, source, _, chunk in sections]
@@ -764,7 +744,7 @@ def test_warm_start_picks_overview_and_opening_chunks(monkeypatch, multichunk_db
 def test_status_on_vector_db(monkeypatch, vector_db):
     import lancedb
 
-    engine = make_engine(monkeypatch, vector_db)
+    engine = wired(engine_for(vector_db, monkeypatch))
     status = engine.status()
     assert status["connection"]["ok"] is True
     assert status["connection"]["path"] == str(vector_db)
@@ -787,14 +767,14 @@ def test_status_on_vector_db(monkeypatch, vector_db):
 
 
 def test_status_verbose_lists_columns(monkeypatch, vector_db):
-    status = make_engine(monkeypatch, vector_db).status(verbose=True)
+    status = wired(engine_for(vector_db, monkeypatch)).status(verbose=True)
     tables = {t["name"]: t for t in status["tables"]}
     assert {"id", "path", "title", "text", "vector"} <= set(tables["documents"]["columns"])
     assert "vector" not in tables["textonly"]["columns"]
 
 
 def test_status_without_fts_index(monkeypatch, anythingllm_db):
-    status = make_engine(monkeypatch, anythingllm_db).status()
+    status = wired(engine_for(anythingllm_db, monkeypatch)).status()
     (table,) = status["tables"]
     assert table["name"] == "workspace"
     assert table["fullTextIndex"] is False
@@ -816,7 +796,7 @@ def test_status_key_from_key_file(monkeypatch, sample_db, isolated_env):
     from lancelot_cli import keyfile
 
     keyfile.write_key(isolated_env, "sk-stored-in-file")
-    status = make_engine(monkeypatch, sample_db).status()
+    status = wired(engine_for(sample_db, monkeypatch)).status()
     assert status["embeddings"]["keySource"] == "file"
     assert "sk-stored-in-file" not in repr(status)
 
@@ -832,16 +812,16 @@ def test_status_survives_one_unreadable_table(monkeypatch, tmp_path):
     conn.create_table("alpha", data=[{"id": "1", "text": "kayak"}])
     (db / "broken.lance").mkdir()
     conn.create_table("zulu", data=[{"id": "1", "text": "tent"}])
-    status = make_engine(monkeypatch, db).status()
+    status = wired(engine_for(db, monkeypatch)).status()
     names = [t["name"] for t in status["tables"]]
     assert "alpha" in names and "zulu" in names, status
     assert status["connection"]["ok"] is True, status
-    assert make_engine(monkeypatch, db).search("tent", table="zulu")["count"] == 1
+    assert wired(engine_for(db, monkeypatch)).search("tent", table="zulu")["count"] == 1
 
 
 def test_status_missing_database_does_not_raise(monkeypatch, tmp_path):
     missing = tmp_path / "gone"
-    status = make_engine(monkeypatch, missing).status(verbose=True)
+    status = wired(engine_for(missing, monkeypatch)).status(verbose=True)
     assert status["connection"]["ok"] is False
     assert str(missing) in status["connection"]["error"]
     assert status["tables"] == []
@@ -881,11 +861,11 @@ def test_engine_never_writes(monkeypatch, vector_env, vector_db, anythingllm_db,
     engine.query("refund", warm_start=True)
     engine.query("refund")
     engine.status(verbose=True)
-    other = make_engine(monkeypatch, anythingllm_db, LANCEDB_TABLE="workspace")
+    other = wired(engine_for(anythingllm_db, monkeypatch, LANCEDB_TABLE="workspace"))
     other.search("kayak")
     other.query("kayak", warm_start=True)
     other.status(verbose=True)
-    sample = make_engine(monkeypatch, sample_db, LANCEDB_TABLE="documents")
+    sample = wired(engine_for(sample_db, monkeypatch, LANCEDB_TABLE="documents"))
     sample.search("refund", search_type="vector")
     sample.query("refund", warm_start=True)
     sample.status(verbose=True)

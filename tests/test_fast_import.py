@@ -132,6 +132,7 @@ def test_only_lancedb_uses_overrides() -> None:
     assert users == ["lancedb"]
 
 
+@pytest.mark.slow
 def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
     report = probe()
     deferred = report["deferred"]  # 110, 164 and 146 names with lancedb 0.40.0; a newer layout may differ
@@ -147,6 +148,7 @@ def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
     assert report["lancedb_marked"] is True and report["others_checked"] is True
 
 
+@pytest.mark.slow
 def test_switched_off_is_the_normal_import() -> None:
     report = probe(LANCELOT_NO_FAST_IMPORT="1")
     assert report["deferred"] == {} and report["marker"] is False and report["models_loaded"] > 100
@@ -155,6 +157,7 @@ def test_switched_off_is_the_normal_import() -> None:
     assert report["rest"][0] and report["others_checked"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["search", "refund policy", "--json"],
     ["search", "how do I return a jacket", "--json", "--limit", "10"],
@@ -172,6 +175,7 @@ def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: li
     assert outputs[0] == outputs[1] and outputs[0]
 
 
+@pytest.mark.slow
 def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector_db: Path) -> None:
     outputs = []
     for off in ("0", "1"):
@@ -183,6 +187,7 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
     assert outputs[0] == outputs[1] and json.loads(outputs[0])["hits"]
 
 
+@pytest.mark.slow
 def test_only_a_verified_lancedb_gets_the_deferral() -> None:
     """Importing the client alone (no lancedb being imported) is the normal import."""
     code = ("import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"

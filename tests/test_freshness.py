@@ -29,16 +29,12 @@ from lancelot_cli.indexer.sources import read_document, walk
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.calls import text_of as _text
+from tests.support.engines import engine_for, wired
 
 pytestmark = pytest.mark.slow
 
 STEP_TIMEOUT = 10.0  # seconds for one change to become searchable
 STOP_TIMEOUT = 8.0  # seconds for the watcher to exit after SIGTERM/SIGINT
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -75,7 +71,8 @@ class Watcher:
         deadline = time.monotonic() + timeout
         while not predicate(self.lines):
             if self.proc.poll() is not None:
-                time.sleep(0.2)  # let the reader thread catch the last lines
+                for thread in self._threads:  # until the reader threads saw the end of its output
+                    thread.join(timeout=5)
                 pytest.fail(f"the watcher exited ({self.proc.returncode}) while waiting for {what}:\n{self.stderr}")
             if time.monotonic() > deadline:
                 pytest.fail(f"no {what} within {timeout} s; watcher stderr:\n{self.stderr}")
@@ -85,21 +82,15 @@ class Watcher:
         self.wait_for(lambda lines: any(line.startswith("Watching ") for line in lines), 60, "'Watching' line")
 
     def wait_ready(self, src: Path) -> None:
-        """Wait until the watcher has subscribed to file events: after "Watching" it runs one more pass
-        and only then watches, so rewrite a sentinel file until a batch line shows it was seen."""
+        """Wait until the watcher has subscribed to file events. It prints "Watching", subscribes,
+        then runs one more pass (indexer/watch.py), so one new file saved after the line is indexed
+        by that pass or by an event batch, either way with exactly one batch line. The file is
+        renamed into place whole, so no pass can read it half written (and then again)."""
         self.wait_watching()
-        sentinel = src / "watcher-ready.md"
-        deadline = time.monotonic() + 60
-        check = 0
-        while not self.batches():
-            check += 1
-            sentinel.write_text(f"# Ready\n\nThe watcher is ready, check {check}.\n")
-            settle = time.monotonic() + 0.5
-            while not self.batches() and time.monotonic() < settle:
-                time.sleep(0.02)
-            if time.monotonic() > deadline:
-                pytest.fail(f"the watcher never reported a batch; stderr:\n{self.stderr}")
-        time.sleep(0.3)  # let a batch of a second sentinel write come and go
+        draft = src / ".watcher-ready.md.tmp"  # dot-named: not indexed, and its events are ignored
+        draft.write_text("# Ready\n\nThe watcher is ready.\n")
+        os.replace(draft, src / "watcher-ready.md")
+        self.wait_for(lambda _lines: len(self.batches()) == 1, 60, "batch line for watcher-ready.md")
 
     def stop(self, sig: int) -> int | None:
         """Send ``sig``; the exit code, or None if it is still running after STOP_TIMEOUT (then killed)."""
@@ -266,15 +257,11 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     """After every batch `status` shows the new row count, a later updatedAt, and full-text indexes
     that cover every row, counting the rows left for the next optimize() (searched by a scan; see
     storage.policy.OptimizePolicy and tests/test_deferred_optimize.py)."""
-    from lancelot_cli.engine import Engine
-    from lancelot_cli.settings import load
-    from tests.test_engine import wired  # replies in their JSON form
-
     db = tmp_path / "db"
     watcher = Watcher(docs, db, tmp_path)
     try:
         watcher.wait_ready(docs)
-        engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
+        engine = wired(engine_for(db, keyless=True))
 
         def table_status() -> dict[str, Any]:
             (table,) = engine.status()["tables"]
@@ -532,10 +519,6 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     search finds them (unindexed rows are searched too), and the next normal run, although no file
     changed, folds them into the full-text index (they are past OptimizePolicy's share) so that
     status shows `unindexed == 0` again."""
-    from lancelot_cli.engine import Engine
-    from lancelot_cli.settings import load
-    from tests.test_engine import wired  # replies in their JSON form
-
     db = tmp_path / "db"
     index_folder(docs, str(db))
     changed = [path for path in walk(docs) if not path.endswith(".html")]  # most rows rewritten outside the index
@@ -545,7 +528,7 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     crashed = subprocess.run([sys.executable, "-c", CRASH_BEFORE_INDEX_UPDATE, str(docs), str(db)],
                              capture_output=True, text=True, timeout=120, env=subprocess_env())
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
-    engine = wired(Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db)}), find_key=lambda: None))
+    engine = wired(engine_for(db, keyless=True))
     assert table_rows(db) == folder_rows(docs)
     assert {hit["source"] for hit in engine.search("crashindexword", limit=50)["hits"]} == set(changed)
     (table,) = engine.status()["tables"]

@@ -114,6 +114,7 @@ for path, reason in report.skipped:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("levels", [7, 8])
 def test_an_alias_bomb_is_skipped_and_the_run_goes_on(tmp_path: Path, levels: int) -> None:
     """In a child process with 1.5 GB of address space and 60 s: before the fix the 7-level bomb

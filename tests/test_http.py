@@ -1,7 +1,7 @@
 """HTTP mode (SPEC §7) against real `lancelot serve --http` processes: the SDK's Streamable HTTP
 client in both protocol modes, every Guard rule through raw ``http.client`` requests (exact Host
 headers and bodies), non-loopback binds, stdout silence, clean shutdown on SIGINT/SIGTERM, the
-port options through the real console script, the read-only proof, and a Nagle-trap latency check.
+port options through the real console script, the read-only proof, and TCP_NODELAY (the Nagle trap).
 
 Each server variant is started once per module; every spawned process is stopped in teardown.
 """
@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import socket
-import statistics
 import subprocess
 import time
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from tests.conftest import hash_tree, lancelot_command, subprocess_env
 from tests.support.calls import ALL_CALLS
 from tests.support.calls import text_of as _text
 from tests.support.expected import TOOLS
-from tests.support.servers import START_TIMEOUT, Served, free_port
+from tests.support.servers import Served, free_port, spawn_serve
 
 pytestmark = pytest.mark.slow
 
@@ -38,38 +37,15 @@ ACCEPT = "application/json, text/event-stream"
 ORIGINS = "https://app.example,https://other.example"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- spawning real servers ------------------------------------------------------------------------
 
 
 def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str) -> Served:
-    """Spawn `lancelot serve ARGS` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config").mkdir(exist_ok=True)
-    stdout_path, stderr_path = workdir / "stdout", workdir / "stderr"
+    """Spawn `lancelot serve ARGS` on ``db`` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
+    (workdir / "config").mkdir(parents=True, exist_ok=True)
     environ = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(workdir / "config"),
                              PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **env)
-    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        proc = subprocess.Popen([*lancelot_command(), "serve", *args], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=err, env=environ, cwd=workdir)
-    served = Served(proc, port, stdout_path, stderr_path)
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"`lancelot serve {' '.join(args)}` exited with {proc.returncode}:\n{served.stderr}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return served
-        except OSError:
-            if time.monotonic() > deadline:
-                served.stop(signal.SIGKILL)
-                pytest.fail(f"`lancelot serve {' '.join(args)}` did not listen on {port} within "
-                            f"{START_TIMEOUT} s:\n{served.stderr}")
-            time.sleep(0.05)
+    return spawn_serve(lancelot_command(), args, port, workdir, environ)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +98,6 @@ class Reply:
     status: int
     headers: http.client.HTTPMessage
     body: bytes
-    seconds: float
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -145,12 +120,11 @@ def request(port: int, method: str = "POST", path: str = "/mcp", body: bytes | N
     sent.update(headers or {})
     if method == "POST" and body is None:
         body = rpc()
-    start = time.monotonic()
     try:
         conn.request(method, path, body=body, headers=sent)
         response = conn.getresponse()
         data = response.read()
-        return Reply(response.status, response.headers, data, time.monotonic() - start)
+        return Reply(response.status, response.headers, data)
     finally:
         if own:
             conn.close()
@@ -225,8 +199,7 @@ def test_get_is_405_with_allow_post_and_no_event_stream(loopback: Served) -> Non
     reply = request(loopback.port, "GET", headers={"Accept": "text/event-stream"}, timeout=5)
     assert_error(reply, 405)
     assert reply.headers.get("Allow") == "POST"
-    assert "text/event-stream" not in reply.headers.get("Content-Type", "")
-    assert reply.seconds < 2.0
+    assert "text/event-stream" not in reply.headers.get("Content-Type", "")  # and the whole reply came (timeout 5 s)
 
 
 def test_delete_is_405_with_allow_post(loopback: Served) -> None:
@@ -414,11 +387,11 @@ def test_signal_stops_the_server_promptly_and_cleanly(spawn: Any, sample_db: Pat
     idle = http.client.HTTPConnection("127.0.0.1", port, timeout=10)  # an idle keep-alive connection
     try:
         assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"}), conn=idle))
-        code, seconds = served.stop(sig)
+        code, _ = served.stop(sig, timeout=5.0)  # None: still running 5 s after the signal (then killed)
     finally:
         idle.close()
     stderr = served.stderr
-    assert code is not None and seconds < 5.0, f"did not stop within 5 s ({seconds:.1f} s)\n{stderr}"
+    assert code is not None, f"did not stop within 5 s\n{stderr}"
     assert "Traceback" not in stderr, stderr
     assert not re.search(r"\bERROR\b|lancelot: error", stderr), stderr
     assert served.stdout == b""
@@ -494,20 +467,35 @@ def test_no_http_call_changes_any_database_file(loopback: Served, sample_db: Pat
 # -- 7. latency sanity: the 44 ms Nagle/delayed-ACK trap ---------------------------------------------
 
 
-def test_keep_alive_round_trips_are_not_delayed_by_nagle(loopback: Served) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", loopback.port, timeout=10)
-    try:
-        for _ in range(3):  # warm up (imports, first table open)
-            assert_tool_reply(request(loopback.port, body=rpc("lancedb_version"), conn=conn))
-        times = []
-        for n in range(20):
-            reply = request(loopback.port, body=rpc("lancedb_version", id=n), conn=conn)
-            assert_tool_reply(reply, id=n)
-            times.append(reply.seconds)
-    finally:
-        conn.close()
-    median = statistics.median(times)
-    assert median < 0.040, f"median round trip {median * 1000:.1f} ms (all: {[round(t * 1000) for t in times]})"
+def test_accepted_connections_are_not_delayed_by_nagle() -> None:
+    """A reply goes out in two writes (head, body); with Nagle's algorithm on, the second waits for
+    the client's delayed ACK, +40 ms a round trip. asyncio turns it off (TCP_NODELAY) on the
+    connections it accepts when the listening socket says IPPROTO_TCP, as `connections.bind` makes
+    it. The round-trip times themselves are measured by tests/benchmarks/http_load.py."""
+    import asyncio
+
+    from lancelot_cli.server.connections import bind
+
+    async def main() -> int:
+        accepted: asyncio.Future[asyncio.BaseTransport] = asyncio.get_running_loop().create_future()
+
+        class Accept(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                accepted.set_result(transport)
+
+        (sock,) = bind("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Accept, sock=sock)
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+            transport = await asyncio.wait_for(accepted, 10)
+            nodelay = transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            transport.close()
+            writer.close()
+            return nodelay
+        finally:
+            server.close()
+
+    assert asyncio.run(main()) != 0
 
 
 # -- 8. hostile bodies and content types (issue 16 #6, #7) -------------------------------------------
@@ -556,30 +544,50 @@ def _head(port: int, length: int | None = None) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _closed_after(sock: socket.socket, limit: float, trickle: bytes = b"", step: float = 0.1) -> tuple[float, bytes]:
+CLOSED_WITHIN = 4.0  # seconds to wait for a close that a 1 s timeout makes (the defaults are 5 and 10 s)
+
+
+def _closed_after(sock: socket.socket, limit: float, trickle: bytes = b"", step: float = 0.1) -> bytes:
     """Wait (at most ``limit`` s) until the server closes ``sock``, sending ``trickle`` one byte per
-    ``step`` meanwhile; returns (seconds taken, what the server sent). Fails if still open."""
-    start = time.monotonic()
+    ``step`` meanwhile; returns what the server sent. Fails if it is still open after ``limit``."""
+    deadline = time.monotonic() + limit
     received = b""
     sock.settimeout(step)
     position = 0
-    while time.monotonic() - start < limit:
+    while time.monotonic() < deadline:
         if position < len(trickle):
             try:
                 sock.send(trickle[position:position + 1])
                 position += 1
             except OSError:  # reset or broken pipe: closed by the server
-                return time.monotonic() - start, received
+                return received
         try:
             data = sock.recv(4096)
         except TimeoutError:
             continue
         except OSError:
-            return time.monotonic() - start, received
+            return received
         if not data:
-            return time.monotonic() - start, received
+            return received
         received += data
     pytest.fail(f"the server kept the connection open for {limit} s (received {received[:200]!r})")
+
+
+def _still_open(sock: socket.socket, wait: float = 0.0) -> bool:
+    """True when the server has neither closed ``sock`` nor sent anything on it (after ``wait`` s)."""
+    if wait:
+        sock.settimeout(wait)
+    else:
+        sock.setblocking(False)
+    try:
+        sock.recv(1, socket.MSG_PEEK)  # data, or b"" when closed: either way not still open
+    except (TimeoutError, BlockingIOError):
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.settimeout(5)
+    return False
 
 
 def test_slowloris_headers_are_dropped_while_a_legitimate_client_is_served(short_timeouts: Served) -> None:
@@ -589,14 +597,14 @@ def test_slowloris_headers_are_dropped_while_a_legitimate_client_is_served(short
     try:
         for sock in slow:
             sock.send(b"P")
-        reply = request(port, body=rpc("lancedb_search", {"query": "refund"}))  # served meanwhile
+        reply = request(port, body=rpc("lancedb_search", {"query": "refund"}))  # served meanwhile:
         assert_tool_reply(reply)
-        assert reply.seconds < 1.0, reply.seconds
+        assert all(_still_open(sock) for sock in slow)  # before their 1 s header deadline dropped them
         # Headers sent one byte every 0.1 s would take ~10 s; the deadline is 1 s from connecting.
-        seconds, received = _closed_after(slow[0], 5.0, trickle=_head(port)[1:])
-        assert seconds < 2.0 and received.startswith(b"HTTP/1.1 408"), (seconds, received)
+        received = _closed_after(slow[0], CLOSED_WITHIN, trickle=_head(port)[1:])
+        assert received.startswith(b"HTTP/1.1 408"), received
         for sock in slow[1:]:
-            _closed_after(sock, 3.0)
+            _closed_after(sock, CLOSED_WITHIN)
     finally:
         for sock in slow:
             sock.close()
@@ -604,8 +612,9 @@ def test_slowloris_headers_are_dropped_while_a_legitimate_client_is_served(short
 
 def test_a_connection_that_sends_nothing_is_closed(short_timeouts: Served) -> None:
     with socket.create_connection(("127.0.0.1", short_timeouts.port), timeout=5) as sock:
-        seconds, received = _closed_after(sock, 5.0)
-    assert 0.5 < seconds < 2.5 and received.startswith(b"HTTP/1.1 408"), (seconds, received)
+        assert _still_open(sock, 0.5)  # not at once: at its 1 s header deadline
+        received = _closed_after(sock, CLOSED_WITHIN)
+    assert received.startswith(b"HTTP/1.1 408"), received
     assert json.loads(received.split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32600
 
 
@@ -614,8 +623,7 @@ def test_a_body_stalled_midway_gets_408_and_the_connection_is_closed(short_timeo
     body = rpc()
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(_head(port, len(body)) + body[:10])
-        seconds, received = _closed_after(sock, 5.0)
-    assert seconds < 2.5, seconds
+        received = _closed_after(sock, CLOSED_WITHIN)
     assert received.startswith(b"HTTP/1.1 408"), received
     assert json.loads(received.split(b"\r\n\r\n", 1)[1])["error"]["message"].startswith("Request body not received")
 
@@ -628,8 +636,7 @@ def test_an_idle_keep_alive_connection_is_closed(short_timeouts: Served) -> None
         sock.settimeout(5)
         first = sock.recv(65536)
         assert first.startswith(b"HTTP/1.1 200"), first[:200]
-        seconds, _ = _closed_after(sock, 5.0)
-    assert seconds < 2.5, seconds
+        _closed_after(sock, CLOSED_WITHIN)  # the default idle timeout is 5 s
 
 
 def test_a_trickle_after_a_reply_meets_the_header_deadline_too(short_timeouts: Served) -> None:
@@ -640,8 +647,7 @@ def test_a_trickle_after_a_reply_meets_the_header_deadline_too(short_timeouts: S
         sock.sendall(_head(port, len(body)) + body)
         sock.settimeout(5)
         assert sock.recv(65536).startswith(b"HTTP/1.1 200")
-        seconds, _ = _closed_after(sock, 5.0, trickle=_head(port), step=0.2)
-    assert seconds < 2.5, seconds
+        _closed_after(sock, CLOSED_WITHIN, trickle=_head(port), step=0.2)
 
 
 def test_connections_over_the_cap_get_503_at_once_and_the_server_recovers(spawn: Any, sample_db: Path) -> None:
@@ -651,10 +657,12 @@ def test_connections_over_the_cap_get_503_at_once_and_the_server_recovers(spawn:
     assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))  # warm: lancedb loaded
     held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(8)]
     try:
-        time.sleep(0.2)
+        # The server takes connections in the order they came, so the 9th finds the 8 counted. Its
+        # 503 comes at once: within 2 s, where the header deadline of the 8 is 3 s.
         with socket.create_connection(("127.0.0.1", port), timeout=5) as extra:
-            seconds, received = _closed_after(extra, 1.0)
-        assert received.startswith(b"HTTP/1.1 503") and seconds < 0.5, (seconds, received)
+            received = _closed_after(extra, 2.0)
+        assert received.startswith(b"HTTP/1.1 503"), received
+        assert all(_still_open(sock) for sock in held)
         for sock in held:  # the header deadline frees the slots
             _closed_after(sock, 5.0)
     finally:

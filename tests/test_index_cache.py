@@ -45,6 +45,7 @@ def queries(count: int) -> list[str]:
     return [" ".join(rng.sample(WORDS, 6)) for _ in range(count)]
 
 
+@pytest.mark.slow
 def test_the_cap_bounds_the_index_cache_and_changes_no_result(big_table: Path) -> None:
     asked = queries(150)
     uncapped = ReadOnlyDatabase(str(big_table), index_cache_mb=6144)  # LanceDB's own default size
@@ -56,6 +57,7 @@ def test_the_cap_bounds_the_index_cache_and_changes_no_result(big_table: Path) -
     assert held_capped < held_uncapped / 2
 
 
+@pytest.mark.slow
 def test_the_engine_opens_its_database_with_the_setting(big_table: Path, tmp_path: Path) -> None:
     from lancelot_cli.engine import Engine
 

@@ -184,8 +184,8 @@ def test_no_fork_warning_when_html_is_read_in_parallel(pages: Path, tmp_path: Pa
 
 def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, tmp_path: Path) -> None:
     """20 interrupts (Ctrl-C and SIGTERM to the process group, alternately) at random moments of a
-    --rebuild: each run ends within 2 s with one line and 130/143, the table is unchanged, and no
-    process of the group is left."""
+    --rebuild: each run ends (within 20 s) with one line and 130/143, the table is unchanged, and no
+    process of the group is left. How soon (the target is 2 s): tests/benchmarks/interrupts.py."""
     db = _first_index(pages, tmp_path)
     rnd = random.Random(int(os.environ.get("LANCELOT_TEST_SEED", "0")) or None)
     results = []
@@ -207,10 +207,9 @@ def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, t
             continue
         expected = 130 if r["signal"] == "SIGINT" else 143
         lines = [line for line in r["stderr"].splitlines() if line.strip()]
-        # The run ends (workers reaped, its line printed) within 2 s, and the process exits right
-        # after its line (the console script skips interpreter shutdown on a signal).
+        # The run ends (workers reaped, its line printed after the signal) and no process is left.
         said = r["lineSeconds"]
-        if r["code"] != expected or said is None or said > 2.0 or r["exitSeconds"] > 2.5 or r["leftover"]:
+        if r["code"] != expected or said is None or r["leftover"]:
             problems.append(f"{r['signal']} at {r['delay']} s: exit {r['code']}, line after {r['lineSeconds']} s, "
                             f"exit after {r['exitSeconds']} s, left {r['leftover']}")
         if len(lines) != 1 or "Traceback" in r["stderr"]:
@@ -288,7 +287,8 @@ def test_a_worker_that_dies_costs_one_file_not_the_run(pages: Path, tmp_path: Pa
                 break
         time.sleep(0.05)
     assert victim is not None, "no worker seen"
-    time.sleep(1.0)  # let it get to work
+    # No need to wait until it reads: a worker is handed its first jobs as it is started
+    # (indexer/pool.py), so whenever it dies, the file it was to read first is the one lost.
     os.kill(victim, signal.SIGKILL)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()
@@ -299,39 +299,45 @@ def test_a_worker_that_dies_costs_one_file_not_the_run(pages: Path, tmp_path: Pa
     assert wait_group_gone(proc.pid, 1.0) == []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_an_interrupt_during_the_commit_waits_for_it_and_says_so(tmp_path: Path, sig: int) -> None:
-    """Ctrl-C or SIGTERM while the table is being written (its first new data file is on disk):
-    the commit is finished rather than cut, the run exits 130/143 within 2 s, and its one line
-    says what the table now holds."""
-    src, db = tmp_path / "src", tmp_path / "db"
+def interrupt_commit(src: Path, db: Path, config: Path, sig: int) -> dict[str, Any]:
+    """Index 300 notes, change them all, and send ``sig`` to the re-run's group as its first new
+    data file appears (the commit is being written); how the run ends, and the table before/after."""
     src.mkdir()
     for i in range(300):
         (src / f"n{i}.md").write_text(f"# Note {i}\n\n" + f"old words of note {i}. " * 200, encoding="utf-8")
-    assert _first_index_of(src, db, tmp_path).returncode == 0
+    assert _first_index_of(src, db, config).returncode == 0
     for i in range(300):
         (src / f"n{i}.md").write_text(f"# Note {i}\n\n" + f"new words of note {i}. " * 200, encoding="utf-8")
     before = table_state(db)
     data = db / "documents.lance" / "data"
     count = len(list(data.iterdir()))
-    proc = start_index(src, db, tmp_path)
+    proc = start_index(src, db, config)
     while proc.poll() is None and len(list(data.iterdir())) <= count:
         time.sleep(0.002)
     assert proc.poll() is None, "the run ended before it wrote"
     os.killpg(proc.pid, sig)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=30)
-    took = time.monotonic() - sent
-    lines = [line for line in err.decode().splitlines() if line.strip()]
-    assert proc.returncode == 128 + sig, err.decode()
-    assert took < 2.0 and len(lines) == 1 and "Traceback" not in err.decode(), (took, lines)
-    after = table_state(db)
+    return {"code": proc.returncode, "stderr": err.decode(), "seconds": time.monotonic() - sent,
+            "pgid": proc.pid, "tableBefore": before, "tableAfter": table_state(db)}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_during_the_commit_waits_for_it_and_says_so(tmp_path: Path, sig: int) -> None:
+    """Ctrl-C or SIGTERM while the table is being written (its first new data file is on disk):
+    the commit is finished rather than cut, the run exits 130/143, and its one line says what the
+    table now holds. How soon (the target is 2 s): tests/benchmarks/interrupts.py."""
+    run = interrupt_commit(tmp_path / "src", tmp_path / "db", tmp_path, sig)
+    lines = [line for line in run["stderr"].splitlines() if line.strip()]
+    assert run["code"] == 128 + sig, run["stderr"]
+    assert len(lines) == 1 and "Traceback" not in run["stderr"], lines
+    before, after = run["tableBefore"], run["tableAfter"]
     assert before is not None and after is not None
     if "the table was written" in lines[0]:
         assert after[0] > before[0] and f"version {after[0]}" in lines[0], (before, after, lines)
     else:
         assert after == before, (before, after, lines)
-    assert wait_group_gone(proc.pid, 1.0) == []
+    assert wait_group_gone(run["pgid"], 1.0) == []
 
 
 def _first_index_of(src: Path, db: Path, config: Path) -> subprocess.CompletedProcess[str]:

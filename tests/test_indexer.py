@@ -635,6 +635,7 @@ def test_rerun_after_all_files_are_removed_empties_the_table(docs: Path, tmp_pat
 # --------------------------------------------------------------------------- 7. concurrent readers
 
 
+@pytest.mark.slow
 def test_reader_during_rebuilds_sees_old_or_new_table_only(tmp_path: Path) -> None:
     src, db = tmp_path / "src", tmp_path / "db"
     generate_folder(src, 300, "first")
@@ -661,6 +662,7 @@ def test_reader_during_rebuilds_sees_old_or_new_table_only(tmp_path: Path) -> No
         previous = new
 
 
+@pytest.mark.slow
 def test_reader_during_first_build_never_sees_table_without_fts(tmp_path: Path) -> None:
     """The table must not appear before its full-text index: a reader that finds the table
     and searches must succeed. (It once failed: the table was created first and its index

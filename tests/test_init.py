@@ -18,7 +18,6 @@ import shlex
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -34,6 +33,8 @@ from lancelot_cli.cli.app import app
 from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_configs, execute
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, find_openai_key
 from tests.conftest import lancelot_command, subprocess_env
+from tests.support.clock import client_retries
+from tests.support.clock import install as install_clock
 from tests.support.embed_server import MODEL
 from tests.support.keyrings import MemoryKeyring
 from tests.support.servers import closed_url
@@ -385,7 +386,10 @@ def test_key_from_stdin_is_checked_then_stored(sample_db, isolated_env, embed_se
 
 
 @pytest.mark.parametrize("case", ["401", "wrong model", "unreachable"])
-def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(case, sample_db, isolated_env, embed_server):
+def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(case, sample_db, isolated_env, embed_server,
+                                                                     monkeypatch):
+    monkeypatch.setattr("lancelot_cli.providers._clients", {})
+    clock = install_clock(monkeypatch)
     url, model, expected = embed_server.url, MODEL, ""
     if case == "401":
         embed_server.api_key = OTHER_KEY
@@ -395,9 +399,9 @@ def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(case, sampl
     else:
         url, expected = closed_url(), "cannot reach"
     args = ["--db", sample_db, "--api-key-stdin", "--base-url", url, "--embedding-model", model]
-    started = time.monotonic()
     result = cli(*args, input=f"{KEY}\n")
-    assert time.monotonic() - started < 10  # no retries, no long wait
+    assert clock.slept == [] and client_retries() == {0}  # no retries, no waiting
+    assert embed_server.requests == (0 if case == "unreachable" else 1)
     assert result.exit_code == 1
     line = result.stderr.strip()
     assert line.startswith("lancelot: error: the key check failed") and expected in line

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import REPO, SAMPLE_DOCS, lancelot_command, subprocess_env
 from tests.support.expected import TOOLS
 
-pytestmark = pytest.mark.inspector
+pytestmark = [pytest.mark.inspector, pytest.mark.slow]
 
 # Verified with Node 20 and npm 11 (npm prints EBADENGINE warnings because the package asks for
 # Node >= 22.19, but the CLI runs fine over stdio).
@@ -71,6 +71,7 @@ def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = Fa
         MCP_CATALOG_PATH=str(tmp_path / "inspector-catalog.json"),
         MCP_CLIENT_CONFIG_PATH=str(tmp_path / "inspector-client.json"),
         npm_config_update_notifier="false",
+        npm_config_prefer_offline="true",  # the cached package as it is (~1 s a call); fetched if absent
         npm_config_fund="false",
         npm_config_audit="false",
     )

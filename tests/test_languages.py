@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from lancelot_cli.engine import Engine
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.settings import load
 from lancelot_cli.storage.analyzer import FTS_OPTIONS, split_words
 from lancelot_cli.textmatch import query_words
 from lancelot_cli.wire import to_wire
+from tests.support.engines import engine_for
 
 ZH = """# 向量搜索
 
@@ -44,11 +43,6 @@ Refunds are issued within 14 days. The MAX_SAVED limit and createClient() are de
 """
 
 
-def engine_for(monkeypatch: pytest.MonkeyPatch, db: Path) -> Engine:
-    monkeypatch.setenv("LANCEDB_PATH", str(db))
-    return Engine(load())
-
-
 @pytest.fixture(scope="module")
 def languages_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("languages-src")
@@ -65,7 +59,7 @@ def languages_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def search(monkeypatch: pytest.MonkeyPatch, db: Path, query: str, **kwargs) -> dict:
-    return to_wire(engine_for(monkeypatch, db).search(query, search_type="text", **kwargs))
+    return to_wire(engine_for(db, monkeypatch).search(query, search_type="text", **kwargs))
 
 
 @pytest.mark.parametrize(("query", "source"), [
@@ -179,7 +173,7 @@ def test_auto_searches_a_cjk_query_by_text_when_the_local_model_is_english(monke
     embedder = LocalEmbedder(f"local:{model}")
     db = tmp_path / "db"
     index_folder(src, str(db), embed=embedder.embed, model=embedder.model)
-    engine = engine_for(monkeypatch, db)
+    engine = engine_for(db, monkeypatch)
     assert engine.search("refund policy").search_type == "hybrid"
     for query in ("向量搜索", "用 rsync 备份", "ベクトル検索とは"):
         reply = engine.search(query)

@@ -22,11 +22,11 @@ from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
-from lancelot_cli.engine import Engine
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 from tests.support import tiny_onnx
+from tests.support.engines import engine_for
 from tests.support.terminal import read_all
 
 
@@ -64,22 +64,18 @@ def local_db(model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def engine(db: Path, **env: str) -> Engine:
-    return Engine(load(environ={**os.environ, "LANCEDB_PATH": str(db), **env}))
-
-
 def test_auto_search_is_hybrid_with_no_key_and_vector_search_runs(local_db: Path) -> None:
-    hybrid = engine(local_db).search("refund store credit")
+    hybrid = engine_for(local_db).search("refund store credit")
     assert (hybrid.search_type, hybrid.ranking, hybrid.note) == ("hybrid", "rrf", None)
     assert any("refund" in hit.source for hit in hybrid.hits[:3])
-    vector = engine(local_db).search("refund store credit", search_type="vector")
+    vector = engine_for(local_db).search("refund store credit", search_type="vector")
     assert (vector.search_type, vector.ranking) == ("vector", "distance")
     scores = [hit.score for hit in vector.hits]
     assert scores == sorted(scores) and len(scores) > 1
 
 
 def test_status_names_the_local_model_and_embeddings_are_available(local_db: Path, model: Path) -> None:
-    status = engine(local_db).status()
+    status = engine_for(local_db).status()
     table = status.tables[0]
     assert table.embedding_model == f"local:{model.resolve()}"
     assert table.vectors[0].model == f"local:{model.resolve()}" and table.vectors[0].dimension == 32
@@ -91,14 +87,14 @@ def test_status_names_the_local_model_and_embeddings_are_available(local_db: Pat
 @pytest.mark.parametrize("search_type", ["auto", "vector", "hybrid"])
 def test_another_local_model_is_never_used_on_the_vectors(local_db: Path, model: Path, other_model: Path,
                                                           search_type: str) -> None:
-    found = engine(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
+    found = engine_for(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
     assert found.search_type == "text"
     assert f"local:{model.resolve()}" in found.note and f"local:{other_model.resolve()}" in found.note
     assert "--embed-model" in found.note
 
 
 def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, model: Path) -> None:
-    found = engine(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
+    found = engine_for(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
     assert found.search_type == "text" and "EMBEDDING_MODEL" in found.note
 
 
@@ -110,9 +106,9 @@ def test_a_missing_model_folder_falls_back_to_text_with_a_note(monkeypatch: pyte
     assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{moved}").exit_code == 0
     shutil.rmtree(moved)
     monkeypatch.setattr("lancelot_cli.local_embed._shared", {})  # as in a new process (a server)
-    found = engine(db).search("refund")
+    found = engine_for(db).search("refund")
     assert found.search_type == "text" and "does not exist" in found.note
-    assert engine(db).search("refund", search_type="text").note is None
+    assert engine_for(db).search("refund", search_type="text").note is None
 
 
 def test_reindex_embeds_only_changed_chunks(model: Path, docs: Path, tmp_path: Path) -> None:
@@ -154,6 +150,7 @@ async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, mode
     assert status["embeddings"]["available"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path, tmp_path: Path) -> None:
     command = lancelot_command()
@@ -164,11 +161,6 @@ async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path
         found = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
     assert text["searchType"] == "text"
     assert found["searchType"] == "hybrid" and found.get("note") is None
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(model: Path) -> None:
@@ -194,6 +186,7 @@ MINILM = os.environ.get("MINILM_ONNX_DIR")
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MINILM, reason="no real model: set MINILM_ONNX_DIR to a folder made by "
                                        "../shared/tools/minilm_to_onnx.py (.ci/run builds one)")
 @pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").exists(), reason="no ../shared/data/scifact")
@@ -227,6 +220,7 @@ def test_real_minilm_gives_the_published_vectors(monkeypatch: pytest.MonkeyPatch
     assert float(cosines.min()) > least and float(cosines.mean()) > mean
 
 
+@pytest.mark.slow
 def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, tmp_path: Path) -> None:
     """Plain `--embed` on a table of local vectors embeds with the table's model: the bar says so,
     not EMBEDDING_MODEL's API default (the bar is drawn only on a terminal: stderr on a pty)."""
@@ -270,6 +264,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) -> None:
     import subprocess
     import threading
@@ -277,10 +272,13 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     asked: list[str] = []
+    model_asked = threading.Event()
 
     class Hub(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             asked.append(self.path)
+            if "all-MiniLM-L6-v2" in self.path:
+                model_asked.set()
             self.send_error(404)
 
         do_HEAD = do_GET  # noqa: N815
@@ -305,19 +303,20 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
     try:
         warmed = run("warm")
         assert warmed == {"loaded": False}
-        assert asked == []  # nothing fetched by the warm-up
-        # The test can fail: a load that may download does ask the hub (fastembed then retries
-        # with back-off for ~40 s before it gives up, so the process is stopped once it asked).
+        assert asked == []  # nothing fetched by the warm-up, not even huggingface_hub's agent registry
+        # The test can fail: a load that may download does ask the hub for the model (fastembed then
+        # retries with back-off for ~40 s before it gives up, so the process is stopped once it asked).
+        # It asks for `/api/agent-harnesses` first (huggingface_hub 1.33 detects agents for its user agent
+        # that way): waiting for the first request stopped it in between on a loaded machine.
         embedding = subprocess.Popen([sys.executable, "-c", WARM_OR_EMBED, "embed"], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env)
         try:
-            for _ in range(600):
-                if asked or embedding.poll() is not None:
-                    break
-                time.sleep(0.05)
+            deadline = time.monotonic() + 120
+            while not model_asked.wait(0.1) and embedding.poll() is None and time.monotonic() < deadline:
+                pass
         finally:
             embedding.kill()
             embedding.wait(30)
-        assert any("all-MiniLM-L6-v2" in path for path in asked)
+        assert model_asked.is_set(), asked
     finally:
         hub.shutdown()

@@ -89,6 +89,7 @@ def validators() -> list[list[str]]:
     return tools
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not validators(), reason="neither groff nor man is installed")
 @pytest.mark.parametrize("page", sorted(p.name for p in MAN.glob("*.1")))
 def test_page_is_valid_roff(page: str) -> None:
@@ -107,6 +108,7 @@ def test_escaping_keeps_roff_control_characters_out_of_line_starts() -> None:
     assert _line("a \\ b --db -n") == "a \\e b \\-\\-db \\-n"
 
 
+@pytest.mark.slow
 def test_rendered_page_reads_like_the_help(tmp_path: Path) -> None:
     if not shutil.which("man"):
         pytest.skip("man is not installed")

@@ -27,11 +27,6 @@ from tests.support.embed_server import MODEL
 from tests.support.expected import TOOLS
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _server(db: Path | str | None, **env: str) -> Any:
     values = {"LANCEDB_PATH": str(db)} if db is not None else {}
     values.update(env)
@@ -260,6 +255,7 @@ def test_server_code_has_no_write_calls() -> None:
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_server_entry_point_never_loads_a_write_path(sample_db: Path, tmp_path: Path) -> None:
     """Build the server, call every tool in a fresh interpreter, and look at what got imported."""
     script = textwrap.dedent(f"""
@@ -318,7 +314,7 @@ async def test_spawned_server_over_stdio(mode: str, sample_db: Path, tmp_path: P
 
 
 NOISY_SITECUSTOMIZE = '''
-import logging, sys, threading, time
+import logging, os, sys, threading, time
 
 def noisy():
     # Wait until the server has started importing lancedb (the transport owns stdout by then).
@@ -332,6 +328,7 @@ def noisy():
         for level in (5, 10, 20, 30, 40, 50):
             logging.getLogger("noisy.library").log(level, "log line at level %s", level)
         time.sleep(0.02)
+    open(os.environ["NOISY_DONE"], "w").close()  # the test waits for this before it ends the server
 
 threading.Thread(target=noisy, daemon=True).start()
 '''
@@ -342,7 +339,9 @@ def test_stdout_carries_only_mcp_messages(sample_db: Path, tmp_path: Path) -> No
     """Raw JSON-RPC over a real process while a library prints and logs: every stdout line must be
     a JSON-RPC message, stderr gets the noise, and the server exits 0 when stdin closes."""
     (tmp_path / "sitecustomize.py").write_text(NOISY_SITECUSTOMIZE)
-    env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path), LANCELOT_LOG_LEVEL="silly")
+    done = tmp_path / "noisy-done"
+    env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path), LANCELOT_LOG_LEVEL="silly",
+                         NOISY_DONE=str(done))
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
     proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
@@ -365,7 +364,10 @@ def test_stdout_carries_only_mcp_messages(sample_db: Path, tmp_path: Path) -> No
             send({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
             reply = receive()
             assert reply["id"] == n and "result" in reply
-        time.sleep(0.3)  # let the noisy thread finish its rounds
+        deadline = time.monotonic() + 30
+        while not done.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the noisy thread has finished its rounds
+        assert done.exists(), "the noisy thread did not finish"
         proc.stdin.close()
         proc.wait(timeout=30)
         rest, errors = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]

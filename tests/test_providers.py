@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from lancelot_cli.errors import EmbeddingError
 from lancelot_cli.providers import OpenAIEmbedder
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
+from tests.support.clock import client_retries
+from tests.support.clock import install as install_clock
 from tests.support.embed_server import MODEL, EmbedServer
 
 
@@ -45,11 +46,11 @@ def embedder(url: str, **options) -> OpenAIEmbedder:
     return OpenAIEmbedder("sk-test", MODEL, url, timeout=10.0, **options)
 
 
-def test_refused_connection_fails_at_once(closed_port: int) -> None:
-    started = time.monotonic()
+def test_refused_connection_fails_at_once(closed_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = install_clock(monkeypatch)
     with pytest.raises(EmbeddingError, match="cannot reach"):
         embedder(f"http://127.0.0.1:{closed_port}/v1", max_retries=6).embed(["refund"])
-    assert time.monotonic() - started < 5  # was 24 s of back-off with six retries
+    assert clock.slept == [] and client_retries() == {0}  # was 24 s of back-off with six retries
 
 
 @pytest.mark.parametrize(("status", "words"), [(401, "rejected the API key"), (403, "403"), (400, "HTTP 400")])
@@ -72,36 +73,58 @@ def test_wrong_key_and_unknown_model_are_not_retried(embed_server: EmbedServer) 
 
 
 @pytest.mark.parametrize("status", [503, 429, 500])
-def test_recoverable_answers_are_retried_then_succeed(embed_server: EmbedServer, status: int) -> None:
+def test_recoverable_answers_are_retried_then_succeed(embed_server: EmbedServer, status: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = install_clock(monkeypatch)
     embed_server.fail_next = [status]
     vectors = embedder(embed_server.url, max_retries=2).embed(["refund", "policy"])
     assert len(vectors) == 2 and embed_server.requests == 2
+    assert len(clock.slept) == 1 and 0 < clock.slept[0] <= providers.RETRY_DELAY  # one back-off
 
 
-def test_retries_stop_at_the_count_and_at_the_budget(embed_server: EmbedServer) -> None:
+def test_retries_stop_at_the_count_and_at_the_budget(embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    clock = install_clock(monkeypatch)
     embed_server.fail_next = [503] * 10
     with pytest.raises(EmbeddingError, match="HTTP 503"):
         embedder(embed_server.url, max_retries=2).embed(["refund"])
-    assert embed_server.requests == 3
+    assert embed_server.requests == 3 and len(clock.slept) == 2
     embed_server.reset()
+    clock = install_clock(monkeypatch)
     embed_server.fail_next = [503] * 10
-    started = time.monotonic()
     with pytest.raises(EmbeddingError, match="HTTP 503"):
         embedder(embed_server.url, max_retries=8, retry_budget=1.0).embed(["refund"])
-    assert 2 <= embed_server.requests <= 3 and time.monotonic() - started < 3
+    # Back-off 0.5 s then 1 s (less up to a quarter): the second wait would end past the 1 s budget.
+    assert embed_server.requests == 2 and len(clock.slept) == 1 and clock.now <= 1.0, clock.slept
 
 
+@pytest.mark.slow
 def test_index_embed_against_a_refused_port_says_so_at_once(tmp_path: Path, closed_port: int) -> None:
-    started = time.monotonic()
     proc = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"],
                           capture_output=True, text=True, timeout=120, check=False,
                           env=subprocess_env(OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL,
                                              OPENAI_BASE_URL=f"http://127.0.0.1:{closed_port}/v1"))
-    elapsed = time.monotonic() - started
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if "cannot reach" in line]
     assert len(errors) == 1 and "Traceback" not in proc.stderr
-    assert elapsed < 20  # the process (imports, reading the sample) and no back-off: was 24 s more
+
+
+def test_index_embed_against_a_refused_port_waits_for_nothing(tmp_path: Path, closed_port: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same run in-process, its waits counted: no back-off at all (it was 24 s)."""
+    from typer.testing import CliRunner
+
+    from lancelot_cli.cli.app import app
+
+    for name, value in {"OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": MODEL,
+                        "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port}/v1"}.items():
+        monkeypatch.setenv(name, value)
+    clock = install_clock(monkeypatch)
+    result = CliRunner().invoke(app, ["index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"])
+    assert result.exit_code != 0
+    errors = [line for line in result.stderr.splitlines() if "cannot reach" in line]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert clock.slept == [] and client_retries() == {0}
 
 
 def test_vector_searches_derive_the_key_and_build_the_client_once(monkeypatch, vector_db: Path,

@@ -23,7 +23,7 @@ from lancelot_cli.providers import OpenAIEmbedder
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, hash_tree
 from tests.support.embed_server import MODEL, EmbedServer
-from tests.test_engine import wired
+from tests.support.engines import engine_for, wired
 
 SNIPPET_MAX = 310
 
@@ -55,13 +55,6 @@ def write_docs(root: Path, docs: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-
-
-def engine_for(db: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> wired:
-    monkeypatch.setenv("LANCEDB_PATH", str(db))
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return wired(Engine(load()))
 
 
 def sha_of_tree(root: Path) -> str:
@@ -97,7 +90,7 @@ def near_miss_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("identifier", list(IDENTIFIERS))
 def test_identifier_is_the_top_hit(identifier: str, search_type: str, identifier_db: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    reply = engine_for(identifier_db, monkeypatch).search(identifier, search_type=search_type)
+    reply = wired(engine_for(identifier_db, monkeypatch)).search(identifier, search_type=search_type)
     assert reply["searchType"] == "text" and reply["ranking"] == "bm25"
     assert reply["hits"], reply
     assert reply["hits"][0]["source"] == IDENTIFIERS[identifier], [h["source"] for h in reply["hits"][:3]]
@@ -109,7 +102,7 @@ def test_identifier_is_the_top_hit(identifier: str, search_type: str, identifier
 @pytest.mark.parametrize("identifier", ["DEC-0054", "createClient", "MAX_SAVED", "kit_prices", "2025-06-18"])
 def test_identifier_beats_near_misses(identifier: str, near_miss_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Documents that hold the identifier's parts, but not the identifier, must rank below it."""
-    reply = engine_for(near_miss_db, monkeypatch).search(identifier, search_type="text", limit=5)
+    reply = wired(engine_for(near_miss_db, monkeypatch)).search(identifier, search_type="text", limit=5)
     assert reply["hits"][0]["source"] == IDENTIFIERS[identifier], [h["source"] for h in reply["hits"][:3]]
 
 
@@ -120,7 +113,7 @@ def test_identifier_beats_near_misses(identifier: str, near_miss_db: Path, monke
 @pytest.mark.parametrize("query", ["", "   ", "the of and", "to be or not to be", "!!! ??", "--- ... ;;", "\"\"", "()"])
 def test_query_without_searchable_words_gives_no_hits_and_no_error(query: str, search_type: str, sample_db: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    reply = engine_for(sample_db, monkeypatch).search(query, search_type=search_type)
+    reply = wired(engine_for(sample_db, monkeypatch)).search(query, search_type=search_type)
     assert reply["count"] == 0 and reply["hits"] == []
     assert reply["searchType"] == "text"
 
@@ -136,7 +129,7 @@ def test_quoted_phrase_matches_the_words_in_order(tmp_path: Path, monkeypatch: p
                      "b.md": "# B\n\nAn apple that is red; red is the colour of the apple.\n",
                      "c.md": "# C\n\nNothing about fruit here.\n"})
     index_folder(src, str(tmp_path / "db"))
-    engine = engine_for(tmp_path / "db", monkeypatch)
+    engine = wired(engine_for(tmp_path / "db", monkeypatch))
     phrase = engine.search('"red apple"', search_type="text")
     words = engine.search("red apple", search_type="text")
     assert [h["source"] for h in phrase["hits"]] == ["a.md"]
@@ -146,7 +139,7 @@ def test_quoted_phrase_matches_the_words_in_order(tmp_path: Path, monkeypatch: p
 @pytest.mark.parametrize("query", ["refund", "lost parcel claim form", "warranty repair", "a the of in to",
                                    "gift cards store credit online orders refund policy"])
 def test_snippets_stay_short(query: str, sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    reply = engine_for(sample_db, monkeypatch).search(query, limit=20)
+    reply = wired(engine_for(sample_db, monkeypatch)).search(query, limit=20)
     assert all(len(hit["snippet"]) <= SNIPPET_MAX for hit in reply["hits"]), [len(h["snippet"]) for h in reply["hits"]]
 
 
@@ -154,7 +147,7 @@ def test_snippet_of_a_long_chunk_is_short_and_holds_the_match(tmp_path: Path, mo
     filler = " ".join(f"word{i}" for i in range(900))
     write_docs(tmp_path / "docs", {"long.md": f"# Long\n\n{filler} needle in the middle {filler}\n"})
     index_folder(tmp_path / "docs", str(tmp_path / "db"), chunk_size=20_000)
-    hit = engine_for(tmp_path / "db", monkeypatch).search("needle", search_type="text")["hits"][0]
+    hit = wired(engine_for(tmp_path / "db", monkeypatch)).search("needle", search_type="text")["hits"][0]
     assert len(hit["snippet"]) <= SNIPPET_MAX
     assert "needle" in hit["snippet"]
 
@@ -206,7 +199,7 @@ def test_cli_embed_survives_a_429(docs: Path, tmp_path: Path, embed_server: Embe
     summary = json.loads(result.stdout)
     assert summary["embedded"] == summary["chunks"] > 0
     assert embed_server.inputs >= summary["chunks"]
-    reply = engine_for(tmp_path / "db", monkeypatch).search("refund store credit", search_type="hybrid")
+    reply = wired(engine_for(tmp_path / "db", monkeypatch)).search("refund store credit", search_type="hybrid")
     assert reply["searchType"] == "hybrid" and reply["count"] > 0
 
 
@@ -238,8 +231,8 @@ def test_model_mismatch_falls_back_to_text_naming_both_models(search_type: str, 
     db = tmp_path / "db"
     index_folder(docs, str(db), embed=embedder(embed_server), model=MODEL)
     requests = embed_server.requests
-    engine = engine_for(db, monkeypatch, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url,
-                        EMBEDDING_MODEL="other-model")
+    engine = wired(engine_for(db, monkeypatch, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url,
+                              EMBEDDING_MODEL="other-model"))
     reply = engine.search("refund store credit", search_type=search_type)
     assert reply["searchType"] == "text" and reply["count"] > 0
     assert MODEL in reply["note"] and "other-model" in reply["note"]
@@ -269,7 +262,7 @@ def field_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_title_and_path_are_searched_with_weights(field_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = engine_for(field_db, monkeypatch)
+    engine = wired(engine_for(field_db, monkeypatch))
     # The page titled "Sequences" beats the paragraph that repeats the word four times.
     assert engine.search("sequences", search_type="text")["hits"][0]["source"] == "reference/sequences.md"
     # A folder name is found through the file path, though no text says "auth".
@@ -280,7 +273,7 @@ def test_title_and_path_are_searched_with_weights(field_db: Path, monkeypatch: p
 
 
 def test_quoted_phrase_searches_the_text_only(field_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    hits = engine_for(field_db, monkeypatch).search('"unique numbers"', search_type="text")["hits"]
+    hits = wired(engine_for(field_db, monkeypatch)).search('"unique numbers"', search_type="text")["hits"]
     assert [h["source"] for h in hits] == ["reference/sequences.md"]
 
 
@@ -297,7 +290,7 @@ def test_table_indexed_before_gets_the_field_indexes_on_the_next_run(tmp_path: P
     table = lancedb.connect(str(db)).open_table("documents")
     for name in FIELD_INDEX_NAMES.values():  # as an older Lancelot left it: the text index only
         table.drop_index(name)
-    engine = engine_for(db, monkeypatch)
+    engine = wired(engine_for(db, monkeypatch))
     before = engine.search("sequences", search_type="text")
     assert before["hits"] and engine.status()["tables"][0]["fullTextColumns"] == ["text"]
     index_folder(src, str(db))  # nothing changed in the files: only the indexes are built
@@ -320,7 +313,7 @@ def long_page_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_at_most_two_chunks_of_a_document_by_default(long_page_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = engine_for(long_page_db, monkeypatch)
+    engine = wired(engine_for(long_page_db, monkeypatch))
     hits = engine.search("vacuum", limit=10, search_type="text")["hits"]
     sources = [h["source"] for h in hits]
     assert sources[:2] == ["manual.md", "manual.md"]
@@ -339,7 +332,7 @@ def test_per_document_must_be_a_small_whole_number(value: object, sample_db: Pat
     from lancelot_cli.errors import InvalidArgumentError
 
     with pytest.raises(InvalidArgumentError, match="perDocument must be a whole number from 0"):
-        engine_for(sample_db, monkeypatch).search("refund", per_document=value)
+        wired(engine_for(sample_db, monkeypatch)).search("refund", per_document=value)
 
 
 def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -375,18 +368,24 @@ def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine keeps a folder's table handle and facts between calls (issue 13): a re-index, a
     front-matter column added by it, a --rebuild and a removed table are all seen at once."""
+    import os
     import shutil
-    import time
 
     from lancelot_cli.errors import TableNotFoundError
+    from lancelot_cli.storage.reader import SETTLED_NS
 
     src, db = tmp_path / "docs", tmp_path / "db"
     write_docs(src, {"a.md": "# Alpha\n\napples and pears\n"})
     index_folder(src, str(db))
-    engine = engine_for(db, monkeypatch)
+    engine = wired(engine_for(db, monkeypatch))
     assert [h["source"] for h in engine.search("apples")["hits"]] == ["a.md"]
-    time.sleep(1.1)  # past the settling time, so the facts come from the cache
-    assert [h["source"] for h in engine.search("apples")["hits"]] == ["a.md"]
+    # The last commit as if past the settling time (instead of waiting for it): the next search
+    # notes the folder's new time, and the one after takes the table's facts from the cache.
+    versions = db / "documents.lance" / "_versions"
+    settled = versions.stat().st_mtime_ns - 2 * SETTLED_NS
+    os.utime(versions, ns=(settled, settled))
+    for _ in range(2):
+        assert [h["source"] for h in engine.search("apples")["hits"]] == ["a.md"]
     write_docs(src, {"b.md": "---\nkind: note\n---\n# Beta\n\nbananas and apples\n"})
     index_folder(src, str(db))
     assert [h["source"] for h in engine.search("bananas", filters={"kind": "note"})["hits"]] == ["b.md"]

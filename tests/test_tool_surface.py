@@ -47,11 +47,6 @@ DEFAULT_CALLS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _server(db: Path) -> Any:
     return build_server(load(environ={**os.environ, "LANCEDB_PATH": str(db)}))
 
@@ -89,6 +84,7 @@ HANDSHAKE = [
 
 # -- the tool list ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_tools_list_as_sent_fits_the_budget(sample_db: Path, tmp_path: Path) -> None:
     _, listed = _stdio_lines(sample_db, [*HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}], tmp_path)
     result = json.loads(listed)["result"]
@@ -194,6 +190,7 @@ async def test_two_rejected_arguments_are_named_once_each(sample_db: Path) -> No
     assert text.count("limit must") == 1 and text.count("filters must") == 1 and "\n" not in text
 
 
+@pytest.mark.slow
 def test_a_rejected_argument_is_one_line_over_stdio(sample_db: Path, tmp_path: Path) -> None:
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "lancedb_search", "arguments": {"query": "x", "limit": "ten"}}}
@@ -204,6 +201,7 @@ def test_a_rejected_argument_is_one_line_over_stdio(sample_db: Path, tmp_path: P
         ['Error executing tool lancedb_search: limit must be an integer from 1 to 200; got "ten"']
 
 
+@pytest.mark.slow
 def test_a_rejected_argument_is_one_line_over_http(sample_db: Path, tmp_path: Path) -> None:
     port = free_port()
     env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path),
@@ -302,6 +300,7 @@ async def test_chunks_are_numbered_from_0_like_ids_in_labels_and_next(long_db: P
     assert _next(cut) == last_shown + 1, cut
 
 
+@pytest.mark.slow
 def test_show_labels_match_ids_in_the_cli(long_db: Path) -> None:
     proc = subprocess.run([*lancelot_command(), "show", "manual.md#3", "--before", "0", "--after", "0", "--json",
                            "--db", str(long_db)], capture_output=True, text=True, timeout=120,

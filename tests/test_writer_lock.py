@@ -40,6 +40,7 @@ def _index(docs: Path, db: Path, config: Path) -> subprocess.CompletedProcess[st
                           timeout=120, env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="300"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("write_pid", [True, False])
 def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(docs: Path, tmp_path: Path,
                                                                    write_pid: bool) -> None:
@@ -64,6 +65,7 @@ def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(docs: Path,
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow
 def test_the_lock_is_not_inherited_by_child_processes(docs: Path, tmp_path: Path) -> None:
     """A child started while the lock is held (a worker, git) must not keep it after the parent ends."""
     db = tmp_path / "db"
@@ -94,6 +96,7 @@ def _pages(root: Path, count: int) -> None:
         (root / f"note{i:04d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader polling through the engine while `lancelot index` builds a new table sees either
     no table or every document, never an empty or partial table."""
@@ -124,7 +127,10 @@ def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: 
     reader.start()
     try:
         done = _index(src, db, tmp_path)
-        time.sleep(1.0)
+        after = len(seen)
+        deadline = time.monotonic() + 30
+        while len(seen) < after + 3 and reader.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the reader has read the finished table a few times
     finally:
         stop.set()
         reader.join(30)
@@ -134,4 +140,5 @@ def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: 
           f"hit counts: {sorted(set(counts))}")
     assert not [kind for kind, _ in seen if kind.startswith("error")], [k for k, _ in seen if k != "absent"][:5]
     assert counts and all(n == 5 for n in counts), sorted(set(counts))
+    assert len(seen) >= after + 3 and seen[-1] == ("hits", 5), seen[-5:]  # and it read the finished table
     assert sum(kind == "absent" for kind, _ in seen) >= 3, seen[:5]  # the reader did poll during the build

@@ -42,9 +42,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     item.stash[_STARTED] = count
     if count > before and report.passed and call.when != "teardown" and item.get_closest_marker("slow") is None:
         report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid} started {count - before} process(es) during its {call.when} "
-                           f"({', '.join(spawns.programs(before))}) but is not marked slow: mark it "
-                           f"@pytest.mark.slow, or test the same thing in-process")
+        report.longrepr = (
+            f"{item.nodeid} started {count - before} process(es) during its {call.when} "
+            f"({', '.join(spawns.programs(before))}) but is not marked slow: mark it "
+            f"@pytest.mark.slow, or test the same thing in-process"
+        )
     return report
 
 
@@ -100,7 +102,8 @@ def hash_tree(root: Path) -> dict[str, str]:
     """sha256 of every file under ``root``, keyed by relative path."""
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 

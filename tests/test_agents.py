@@ -80,10 +80,10 @@ def _adr(path: str) -> str:
     title, status, number, ratio, draft = ADRS[path]
     return (
         "---\n"
-        f"title: \"{title}\"\n"
+        f'title: "{title}"\n'
         f"status: {status}\n"
         "kind: adr\n"
-        f"id: ADR-000{number}\n"          # a reserved name: becomes the column meta_id
+        f"id: ADR-000{number}\n"  # a reserved name: becomes the column meta_id
         "tags: [storage, search]\n"
         f"number: {number}\n"
         f"ratio: {ratio}\n"
@@ -121,9 +121,15 @@ def test_front_matter_keys_become_columns_of_the_right_arrow_types(adr_db: Path)
 
     schema = lancedb.connect(str(adr_db)).open_table("documents").schema
     expected = {
-        "status": pa.string(), "kind": pa.string(), "tags": pa.list_(pa.string()), "number": pa.int64(),
+        "status": pa.string(),
+        "kind": pa.string(),
+        "tags": pa.list_(pa.string()),
+        "number": pa.int64(),
         "ratio": pa.float64(),  # 1 in one file and 0.5 in others: the narrowest type that fits all
-        "draft": pa.bool_(), "date": pa.string(), "owner": pa.string(), "meta_id": pa.string(),
+        "draft": pa.bool_(),
+        "date": pa.string(),
+        "owner": pa.string(),
+        "meta_id": pa.string(),
     }
     assert {name: schema.field(name).type for name in expected} == expected
     assert schema.field("id").type == pa.string()  # the row id column is the indexer's, untouched
@@ -131,8 +137,13 @@ def test_front_matter_keys_become_columns_of_the_right_arrow_types(adr_db: Path)
     rows = {row["path"]: row for row in _rows(adr_db) if row["chunk"] == 0}
     first = rows[ACCEPTED]
     assert first["id"] == f"{ACCEPTED}#0" and first["meta_id"] == "ADR-0001"
-    assert (first["status"], first["kind"], first["number"], first["ratio"], first["draft"]) == \
-        ("accepted", "adr", 1, 0.5, False)
+    assert (first["status"], first["kind"], first["number"], first["ratio"], first["draft"]) == (
+        "accepted",
+        "adr",
+        1,
+        0.5,
+        False,
+    )
     assert first["tags"] == ["storage", "search"]
     assert first["date"] == "2024-01-01"  # a YAML date as ISO text
     assert json.loads(first["owner"]) == {"team": "core", "people": ["ann", "bob"]}  # a mapping as JSON text
@@ -153,8 +164,9 @@ def test_titles_come_from_front_matter_and_it_never_reaches_the_text(adr_db: Pat
             assert leak not in row["text"], (row["path"], leak)
     assert next(r for r in rows if r["path"] == "README.md")["title"] == "ADR index"
     hits = wired(engine_for(adr_db)).search("widget store", limit=50)["hits"]
-    assert {hit["source"]: hit["title"] for hit in hits if hit["source"] in ADRS} == \
-        {path: values[0] for path, values in ADRS.items()}
+    assert {hit["source"]: hit["title"] for hit in hits if hit["source"] in ADRS} == {
+        path: values[0] for path, values in ADRS.items()
+    }
 
 
 def test_invalid_front_matter_is_skipped_with_a_reason(adr_index: tuple[Path, IndexReport]) -> None:
@@ -192,14 +204,17 @@ def test_filters_skip_superseded_adrs_through_the_engine(adr_db: Path) -> None:
     assert _sources(engine.search("widget store", limit=1, filters={"status": "accepted"})) == [ACCEPTED]
     # Typed literals: text for numbers and booleans is read as the column's type.
     assert _sources(engine.search("widget store", limit=50, filters={"number": "3"})) == [PROPOSED]
-    assert sorted(_sources(engine.search("widget store", limit=50, filters={"number": [2, 4]}))) == \
-        [SUPERSEDED_2, SUPERSEDED_4]
+    assert sorted(_sources(engine.search("widget store", limit=50, filters={"number": [2, 4]}))) == [
+        SUPERSEDED_2,
+        SUPERSEDED_4,
+    ]
     assert _sources(engine.search("widget store", limit=50, filters={"draft": "true"})) == [SUPERSEDED_2]
     assert _sources(engine.search("widget store", limit=50, filters={"draft": True})) == [SUPERSEDED_2]
     assert _sources(engine.search("widget store", limit=50, filters={"ratio": 0.25})) == [PROPOSED]
     assert _sources(engine.search("widget store", limit=50, filters={"meta_id": "ADR-0004"})) == [SUPERSEDED_4]
-    combined = engine.search("widget store", limit=50, path_prefix="adr/", filters={"kind": "adr",
-                                                                                    "status": "superseded"})
+    combined = engine.search(
+        "widget store", limit=50, path_prefix="adr/", filters={"kind": "adr", "status": "superseded"}
+    )
     assert sorted(_sources(combined)) == [SUPERSEDED_2, SUPERSEDED_4]
     assert _sources(engine.search("widget store", limit=50, path_prefix="docs/", filters={"kind": "adr"})) == []
     # lancedb_query's engine call narrows the same way.
@@ -235,6 +250,7 @@ def test_a_fractional_value_for_an_int_column_is_an_error_not_a_truncated_match(
 @pytest.mark.anyio
 async def test_filters_through_the_mcp_tools(adr_db: Path) -> None:
     async with Client(_server(adr_db)) as client:
+
         async def sources(arguments: dict[str, Any]) -> list[str]:
             result = await client.call_tool("lancedb_search", {"query": "widget store", "limit": 50, **arguments})
             assert not result.is_error, _text(result)
@@ -245,17 +261,24 @@ async def test_filters_through_the_mcp_tools(adr_db: Path) -> None:
         assert sorted(await sources({"filters": {"status": ["accepted", "proposed"]}})) == [ACCEPTED, PROPOSED]
         assert await sources({"filters": {"number": 3}}) == [PROPOSED]
         assert await sources({"filters": {"draft": True}}) == [SUPERSEDED_2]
-        assert sorted(await sources({"pathPrefix": "adr/", "filters": {"status": "superseded"}})) == \
-            [SUPERSEDED_2, SUPERSEDED_4]
-        hit = (await client.call_tool("lancedb_search", {"query": "widget store", "filters": {"status": "accepted"}}
-                                      )).structured_content["hits"][0]
+        assert sorted(await sources({"pathPrefix": "adr/", "filters": {"status": "superseded"}})) == [
+            SUPERSEDED_2,
+            SUPERSEDED_4,
+        ]
+        hit = (
+            await client.call_tool("lancedb_search", {"query": "widget store", "filters": {"status": "accepted"}})
+        ).structured_content["hits"][0]
         assert hit["title"] == ADRS[ACCEPTED][0]
         assert hit["metadata"]["status"] == "accepted" and hit["metadata"]["tags"] == ["storage", "search"]
         assert hit["metadata"]["number"] == 1 and hit["metadata"]["draft"] is False
         assert not {"hash", "file_size", "file_mtime", "file_hash", "line_start", "line_end"} & set(hit["metadata"])
 
-        query = _text(await client.call_tool("lancedb_query", {
-            "question": "widget store", "contextBudget": 20000, "filters": {"status": ["accepted", "proposed"]}}))
+        query = _text(
+            await client.call_tool(
+                "lancedb_query",
+                {"question": "widget store", "contextBudget": 20000, "filters": {"status": ["accepted", "proposed"]}},
+            )
+        )
         assert ACCEPTED in query and PROPOSED in query and SUPERSEDED_2 not in query and SUPERSEDED_4 not in query
 
         missing = await client.call_tool("lancedb_search", {"query": "widget", "filters": {"nope": "x"}})
@@ -273,14 +296,18 @@ def test_existing_column_types_coerce_values_of_later_files(tmp_path: Path) -> N
     src, db = tmp_path / "src", tmp_path / "db"
     _write(src, "a.md", "---\nnumber: 1\ntags: [x, y]\nstatus: open\ndraft: true\n---\n\nFirst note.\n")
     index_folder(src, str(db))
-    _write(src, "b.md", "---\nnumber: \"7\"\ntags: solo\nstatus: 5\ndraft: \"yes\"\n---\n\nSecond note.\n")
+    _write(src, "b.md", '---\nnumber: "7"\ntags: solo\nstatus: 5\ndraft: "yes"\n---\n\nSecond note.\n')
     report = index_folder(src, str(db))
     assert report.skipped == [] and report.read == 1
     import lancedb
 
     schema = lancedb.connect(str(db)).open_table("documents").schema
-    assert [schema.field(n).type for n in ("number", "tags", "status", "draft")] == \
-        [pa.int64(), pa.list_(pa.string()), pa.string(), pa.bool_()]
+    assert [schema.field(n).type for n in ("number", "tags", "status", "draft")] == [
+        pa.int64(),
+        pa.list_(pa.string()),
+        pa.string(),
+        pa.bool_(),
+    ]
     b = next(row for row in _rows(db) if row["path"] == "b.md")
     assert (b["number"], b["tags"], b["status"], b["draft"]) == (7, ["solo"], "5", None)
     assert _sources(wired(engine_for(db)).search("note", filters={"number": 7})) == ["b.md"]
@@ -289,25 +316,30 @@ def test_existing_column_types_coerce_values_of_later_files(tmp_path: Path) -> N
 # -- source code and Markdown chunks -------------------------------------------------------------
 
 APP_LINES = [f"value_{n} = {n}" for n in range(1, 151)]
-APP_LINES[19] = "class LedgerBook:"                      # line 20: only in the first window
-APP_LINES[99] = "def compute_invoice_total(items):"      # line 100: only in the second window
+APP_LINES[19] = "class LedgerBook:"  # line 20: only in the first window
+APP_LINES[99] = "def compute_invoice_total(items):"  # line 100: only in the second window
 
 GUIDE = (
     "---\ntitle: Widget guide\n---\n\n"
-    "# Widget guide\n\n"
-    + "This guide explains how widgets are set up and kept running in a small shop. " * 2 + "\n\n"
-    "## Installing\n\n"
-    + "Run the frobnicator installer once per machine; it asks no questions at all. " * 2 + "\n\n"
+    "# Widget guide\n\n" + "This guide explains how widgets are set up and kept running in a small shop. " * 2 + "\n\n"
+    "## Installing\n\n" + "Run the frobnicator installer once per machine; it asks no questions at all. " * 2 + "\n\n"
     "### Offline mode\n\n"
-    + "Without a network the installer falls back to quuxification from a local mirror. " * 2 + "\n\n"
+    + "Without a network the installer falls back to quuxification from a local mirror. "
+    * 2
+    + "\n\n"
     "## Troubleshooting\n\n"
-    + "When a gizmo refuses to start, read its log and restart it before anything else. " * 2 + "\n"
+    + "When a gizmo refuses to start, read its log and restart it before anything else. " * 2
+    + "\n"
 )
 
-REVIEWER_PARAGRAPHS = ["# Reviewer", "You review pull requests for the widget team."] + [
-    f"Rule {n}: check item {n} of the checklist carefully, and explain every finding plainly to the author."
-    for n in range(1, 9)
-] + ["## Tone", "Be kind, be specific, and end with what is good about the change."]
+REVIEWER_PARAGRAPHS = (
+    ["# Reviewer", "You review pull requests for the widget team."]
+    + [
+        f"Rule {n}: check item {n} of the checklist carefully, and explain every finding plainly to the author."
+        for n in range(1, 9)
+    ]
+    + ["## Tone", "Be kind, be specific, and end with what is good about the change."]
+)
 TEAM_BODY = "You are the team's second reviewer.\n\nLook only at tests."
 CODE_REVIEW_BODY = "# Code review\n\nRead the diff twice."
 
@@ -343,7 +375,7 @@ def test_source_files_are_indexed_as_line_windows(mixed_index: tuple[Path, Index
     for row in app:
         first, last = row["line_start"], row["line_end"]
         assert row["title"] == f"src/app.py:{first}-{last}"
-        assert row["text"] == "\n".join(APP_LINES[first - 1:last])  # the lines, exactly
+        assert row["text"] == "\n".join(APP_LINES[first - 1 : last])  # the lines, exactly
         assert row["heading"] is None
     (sql,) = [row for row in rows if row["path"] == "src/schema.sql"]
     assert (sql["title"], sql["line_start"], sql["line_end"]) == ("src/schema.sql:1-3", 1, 3)
@@ -363,11 +395,14 @@ def test_a_hit_for_a_name_points_at_the_window_holding_it(mixed_db: Path, name: 
     assert name in hit["snippet"]
 
 
-@pytest.mark.parametrize(("query", "heading"), [
-    ("frobnicator installer", "Widget guide > Installing"),
-    ("quuxification mirror", "Widget guide > Installing > Offline mode"),
-    ("gizmo refuses", "Widget guide > Troubleshooting"),
-])
+@pytest.mark.parametrize(
+    ("query", "heading"),
+    [
+        ("frobnicator installer", "Widget guide > Installing"),
+        ("quuxification mirror", "Widget guide > Installing > Offline mode"),
+        ("gizmo refuses", "Widget guide > Troubleshooting"),
+    ],
+)
 def test_markdown_hits_carry_their_heading_path(mixed_db: Path, query: str, heading: str) -> None:
     hit = wired(engine_for(mixed_db)).search(query, limit=3)["hits"][0]
     assert hit["source"] == "docs/guide.md" and hit["title"] == "Widget guide"
@@ -489,8 +524,9 @@ class StepClock:
 
 
 @pytest.mark.anyio
-async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_stats_resource_counts_calls_errors_latency_and_tokens(
+    adr_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     replies: dict[str, list[tuple[str, bool]]] = {}
     took: dict[str, list[float]] = {}  # ms each call lasted on the step clock
     monkeypatch.setattr("lancelot_cli.server.app.time", StepClock())
@@ -528,8 +564,9 @@ async def test_stats_resource_counts_calls_errors_latency_and_tokens(adr_db: Pat
     assert status["usage"]["tools"] == tools
     assert "status" in status["tables"][0]["columns"]
     assert after["tools"]["lancedb_status"]["calls"] == tools["lancedb_status"]["calls"] + 1
-    assert {k: v for k, v in after["tools"].items() if k != "lancedb_status"} == \
-        {k: v for k, v in tools.items() if k != "lancedb_status"}
+    assert {k: v for k, v in after["tools"].items() if k != "lancedb_status"} == {
+        k: v for k, v in tools.items() if k != "lancedb_status"
+    }
 
 
 @pytest.mark.anyio
@@ -552,9 +589,14 @@ async def test_status_without_verbose_has_no_usage(adr_db: Path) -> None:
 
 
 def _serve(db: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*lancelot_command(), "serve", *args], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL,
-                          env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)))
+    return subprocess.run(
+        [*lancelot_command(), "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)),
+    )
 
 
 @pytest.mark.slow
@@ -562,8 +604,10 @@ def test_metrics_log_inside_the_database_folder_is_refused(adr_db: Path, tmp_pat
     config = tmp_path / "config"
     before = hash_tree(adr_db)
     names_before = sorted(p.name for p in adr_db.rglob("*"))
-    for args in (["--metrics-log", str(adr_db / "x.jsonl")],
-                 ["--db", str(adr_db), "--metrics-log", str(adr_db / "sub" / "x.jsonl")]):
+    for args in (
+        ["--metrics-log", str(adr_db / "x.jsonl")],
+        ["--db", str(adr_db), "--metrics-log", str(adr_db / "sub" / "x.jsonl")],
+    ):
         out = _serve(adr_db, config, *args)
         assert out.returncode == 1, (args, out.stderr)
         assert "--metrics-log must not write into the database folder" in out.stderr
@@ -649,8 +693,10 @@ def spawned(mixed_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     before = hash_tree(mixed_db)
     command = lancelot_command()
     params = StdioServerParameters(
-        command=command[0], args=[*command[1:], "serve", "--metrics-log", "calls.jsonl"],
-        env=subprocess_env(LANCEDB_PATH=str(mixed_db), LANCELOT_CONFIG_DIR=str(config)))
+        command=command[0],
+        args=[*command[1:], "serve", "--metrics-log", "calls.jsonl"],
+        env=subprocess_env(LANCEDB_PATH=str(mixed_db), LANCELOT_CONFIG_DIR=str(config)),
+    )
     seen: dict[str, Any] = {"config": config}
 
     async def session() -> None:
@@ -675,8 +721,7 @@ def spawned(mixed_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
 @pytest.mark.slow
 def test_spawned_server_lists_and_serves_prompts(spawned: dict[str, Any]) -> None:
     assert set(spawned["prompts"]) == set(EXPECTED_PROMPTS)
-    assert dict(spawned["texts"]) == \
-        {name: values[2] for name, values in EXPECTED_PROMPTS.items()}
+    assert dict(spawned["texts"]) == {name: values[2] for name, values in EXPECTED_PROMPTS.items()}
     assert spawned["prompts"]["reviewer-2"].title == "Team reviewer"
     assert isinstance(spawned.get("unknown"), MCPError)
     assert spawned["unchanged"]
@@ -705,6 +750,7 @@ def test_spawned_server_writes_one_metrics_line_per_call_in_the_config_folder(sp
 
 # -- read-only proof -------------------------------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_prompts_stats_and_document_leave_the_database_unchanged(mixed_db: Path) -> None:
     before = hash_tree(mixed_db)
@@ -715,8 +761,9 @@ async def test_prompts_stats_and_document_leave_the_database_unchanged(mixed_db:
         with pytest.raises(MCPError):
             await client.get_prompt("no-such-prompt")
         whole = await client.call_tool("lancedb_document", {"source": "agents/reviewer.md"})
-        window = await client.call_tool("lancedb_document", {"id": "agents/reviewer.md#1", "before": 1,
-                                                             "after": 0, "contextBudget": 500})
+        window = await client.call_tool(
+            "lancedb_document", {"id": "agents/reviewer.md#1", "before": 1, "after": 0, "contextBudget": 500}
+        )
         code = await client.call_tool("lancedb_document", {"source": "src/app.py"})
         missing = await client.call_tool("lancedb_document", {"source": "nope.md"})
         await client.call_tool("lancedb_status", {"verbose": True})

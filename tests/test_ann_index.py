@@ -36,8 +36,17 @@ def make_rows(n: int, start: int = 0, seed: int = 3) -> list[dict[str, Any]]:
     for k, vector in enumerate(vectors, start):
         path = f"{'guide' if k % 3 == 0 else 'api'}/page{k}.md"
         title, text = f"Page {k}", f"row{k} talks about topic{k % 20} and more"
-        rows.append({"id": f"{path}#0", "path": path, "title": title, "chunk": 0, "text": text,
-                     "hash": chunk_hash(title, text), "vector": vector.tolist()})
+        rows.append(
+            {
+                "id": f"{path}#0",
+                "path": path,
+                "title": title,
+                "chunk": 0,
+                "text": text,
+                "hash": chunk_hash(title, text),
+                "vector": vector.tolist(),
+            }
+        )
     return rows
 
 

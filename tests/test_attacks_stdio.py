@@ -28,8 +28,12 @@ from mcp import Client
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
 REPLY_TIMEOUT = 30.0
-INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
 
 
 class Raw:
@@ -39,11 +43,15 @@ class Raw:
     def __init__(self, db: Path, config: Path) -> None:
         config.mkdir(parents=True, exist_ok=True)
         self.stderr_path = config / "serve.stderr"
-        env = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config),
-                             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+        env = subprocess_env(
+            LANCEDB_PATH=str(db),
+            LANCELOT_CONFIG_DIR=str(config),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        )
         with self.stderr_path.open("wb") as err:
-            self.proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=err, env=env)
+            self.proc = subprocess.Popen(
+                [*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env
+            )
         self._buffer = b""
         self._ids = itertools.count(1000)  # ids of this helper's own calls, apart from the tests'
 
@@ -144,8 +152,11 @@ def call(n: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("line", [b"not json", b"{oops", b'{"a":' * 3000 + b"1" + b"}" * 3000, b"\xff\xfe"],
-                         ids=["words", "broken", "nested-3000", "not-utf8"])
+@pytest.mark.parametrize(
+    "line",
+    [b"not json", b"{oops", b'{"a":' * 3000 + b"1" + b"}" * 3000, b"\xff\xfe"],
+    ids=["words", "broken", "nested-3000", "not-utf8"],
+)
 def test_a_line_that_is_not_json_gets_a_parse_error(raw: Raw, line: bytes) -> None:
     raw.send_line(line)
     reply = raw.receive()
@@ -154,13 +165,16 @@ def test_a_line_that_is_not_json_gets_a_parse_error(raw: Raw, line: bytes) -> No
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("query", ["refund \\ud800", "\\udfff policy", "refund \\ud83d\\ude00"],
-                         ids=["high-alone", "low-alone", "a-pair"])
+@pytest.mark.parametrize(
+    "query", ["refund \\ud800", "\\udfff policy", "refund \\ud83d\\ude00"], ids=["high-alone", "low-alone", "a-pair"]
+)
 def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(raw: Raw, query: str) -> None:
     """``"\\ud800"`` is valid JSON grammar (half an emoji) that the SDK's parser refuses; the call is
     answered, with its id, as if the half were U+FFFD (issue 27 #5: it got -32700 with id null)."""
-    line = ('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "lancedb_search", '
-            '"arguments": {"query": "' + query + '", "limit": 3}}}')
+    line = (
+        '{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "lancedb_search", '
+        '"arguments": {"query": "' + query + '", "limit": 3}}}'
+    )
     raw.send_line(line.encode())
     reply = raw.receive()
     assert reply["id"] == 11 and "error" not in reply, reply
@@ -171,8 +185,10 @@ def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(raw: Raw, qu
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("line", "expected_id"), [(b'{"foo": 1}', None), (b"[1, 2]", None), (b"42", None),
-                                                   (b'{"jsonrpc": "2.0", "id": 9, "method": 3}', 9)])
+@pytest.mark.parametrize(
+    ("line", "expected_id"),
+    [(b'{"foo": 1}', None), (b"[1, 2]", None), (b"42", None), (b'{"jsonrpc": "2.0", "id": 9, "method": 3}', 9)],
+)
 def test_json_that_is_not_json_rpc_gets_invalid_request(raw: Raw, line: bytes, expected_id: Any) -> None:
     raw.send_line(line)
     reply = raw.receive()
@@ -191,12 +207,17 @@ def test_a_call_before_initialize_says_so(fresh: Raw) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("arguments", "expected"), [
-    ({"query": "refund", "table": "t" * 60_000}, "at most 200 characters"),
-    ({"query": "refund", "textColumn": "tags"}, "holds list<item: string>, not text"),
-], ids=["60KB-table", "list-column"])
-def test_tool_errors_say_what_was_wrong_in_a_bounded_reply(shared: Callable[[Path], Raw], list_db: Path,
-                                                         arguments: dict[str, Any], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"query": "refund", "table": "t" * 60_000}, "at most 200 characters"),
+        ({"query": "refund", "textColumn": "tags"}, "holds list<item: string>, not text"),
+    ],
+    ids=["60KB-table", "list-column"],
+)
+def test_tool_errors_say_what_was_wrong_in_a_bounded_reply(
+    shared: Callable[[Path], Raw], list_db: Path, arguments: dict[str, Any], expected: str
+) -> None:
     server = shared(list_db)
     server.send(call(3, "lancedb_search", arguments))
     reply = server.receive()
@@ -239,8 +260,13 @@ def test_serve_with_a_missing_database_warns_once_on_stderr_and_serves_after_ind
         server.initialize()
         server.send(call(1, "lancedb_search", {"query": "refund"}))
         first = server.receive()
-        subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)], check=True, capture_output=True,
-                       env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")), timeout=120)
+        subprocess.run(
+            [*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)],
+            check=True,
+            capture_output=True,
+            env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")),
+            timeout=120,
+        )
         server.send(call(2, "lancedb_search", {"query": "refund"}))
         second = server.receive()
     finally:

@@ -66,25 +66,51 @@ class Setup:
         self.root = root or Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))  # AF_UNIX paths must stay short
         self.folder = self.root / "lancelot"
         base = {k: v for k, v in os.environ.items() if k not in _LEAKY}
-        base.update({"LANCELOT_CONFIG_DIR": str(config), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-                     "COLUMNS": "120", "PYTHONPATH": str(REPO) + os.pathsep + base.get("PYTHONPATH", ""),
-                     "XDG_RUNTIME_DIR": str(self.root), **extra})
+        base.update(
+            {
+                "LANCELOT_CONFIG_DIR": str(config),
+                "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+                "COLUMNS": "120",
+                "PYTHONPATH": str(REPO) + os.pathsep + base.get("PYTHONPATH", ""),
+                "XDG_RUNTIME_DIR": str(self.root),
+                **extra,
+            }
+        )
         self.cold_env = {**base, "LANCELOT_WARM": "0"}
         self.env = {**base, "LANCELOT_WARM": minutes}
 
     def lancelot(self, *args: str, warm: bool = True, cwd: Path | None = None) -> Run:
         """A command through the probe (it does not start a server: see ``start``)."""
-        proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(list(args))], capture_output=True, text=True,
-                              env=self.env if warm else self.cold_env, cwd=cwd, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, json.dumps(list(args))],
+            capture_output=True,
+            text=True,
+            env=self.env if warm else self.cold_env,
+            cwd=cwd,
+            timeout=120,
+            check=False,
+        )
         *lines, report = proc.stderr.splitlines(keepends=True)
         found = json.loads(report)
-        return Run(found["code"] or 0, proc.stdout, "".join(lines), not _among(found["modules"], ENGINE),
-                   tuple(found["modules"]))
+        return Run(
+            found["code"] or 0,
+            proc.stdout,
+            "".join(lines),
+            not _among(found["modules"], ENGINE),
+            tuple(found["modules"]),
+        )
 
     def console(self, *args: str, warm: bool = True) -> subprocess.CompletedProcess[str]:
         """A command as a person runs it (the console script's `main`, which starts a missing server)."""
-        return subprocess.run([*lancelot_command(), *args], capture_output=True, text=True, timeout=120,
-                              env=self.env if warm else self.cold_env, stdin=subprocess.DEVNULL, check=False)
+        return subprocess.run(
+            [*lancelot_command(), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=self.env if warm else self.cold_env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
 
     def start(self, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
         """One search in-process (it starts the server), then wait until the server answers."""
@@ -232,15 +258,19 @@ def test_the_server_runs_in_the_settings_it_was_started_with(shared: Setup, samp
 
 @LINUX
 @pytest.mark.slow
-def test_vector_and_hybrid_search_in_the_background(isolated_env: Path, embed_server: EmbedServer,
-                                                   vector_db: Path) -> None:
+def test_vector_and_hybrid_search_in_the_background(
+    isolated_env: Path, embed_server: EmbedServer, vector_db: Path
+) -> None:
     """The key and the embeddings endpoint come from the environment the server was started with;
     the query is embedded there (through the real openai client), the hits are the same."""
     made = Setup(isolated_env, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url, EMBEDDING_MODEL=MODEL)
     try:
         made.start(vector_db)
-        for args in (["search", "refund policy", "--json"], ["search", "refund policy", "--type", "vector"],
-                     ["status", "--json"]):
+        for args in (
+            ["search", "refund policy", "--json"],
+            ["search", "refund policy", "--type", "vector"],
+            ["status", "--json"],
+        ):
             cold = made.lancelot(*args, "--db", str(vector_db), warm=False)
             hot = made.lancelot(*args, "--db", str(vector_db))
             assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
@@ -261,8 +291,15 @@ def test_a_relative_db_is_the_one_in_the_commands_folder(setup: Setup, sample_db
     here = tmp_path / "here"
     here.mkdir()
     shutil.copytree(sample_db, here / "db")
-    first = subprocess.run([*lancelot_command(), "search", "refund", "--db", "db", "--json"], capture_output=True,
-                           text=True, env=setup.env, cwd=here, check=False, timeout=120)
+    first = subprocess.run(
+        [*lancelot_command(), "search", "refund", "--db", "db", "--json"],
+        capture_output=True,
+        text=True,
+        env=setup.env,
+        cwd=here,
+        check=False,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stderr
     _wait(lambda: setup.sockets(), "no server started")
     _wait(lambda: setup.lancelot("search", "refund", "--db", "db", cwd=here).answered, "never answered")
@@ -278,9 +315,16 @@ def test_a_relative_db_is_the_one_in_the_commands_folder(setup: Setup, sample_db
 @pytest.mark.slow
 def test_background_calls_leave_the_database_unchanged(shared: Setup, sample_db: Path) -> None:
     before = hash_tree(sample_db)
-    runs = [shared.lancelot(*args, "--db", str(sample_db))
-            for args in (["search", "refund"], ["query", "returns"], ["show", "faq.txt"], ["status", "-v"],
-                         ["search", "x", "--table", "nope"])]
+    runs = [
+        shared.lancelot(*args, "--db", str(sample_db))
+        for args in (
+            ["search", "refund"],
+            ["query", "returns"],
+            ["show", "faq.txt"],
+            ["status", "-v"],
+            ["search", "x", "--table", "nope"],
+        )
+    ]
     assert all(run.answered for run in runs), shared.log()
     assert hash_tree(sample_db) == before
 
@@ -299,15 +343,31 @@ def test_a_local_client_may_speak_mcp_on_the_socket(shared: Setup, sample_db: Pa
             sock.sendall(message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n")
             return json.loads(lines.readline())
 
-        init = ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = ask(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
         assert init["result"]["serverInfo"]["name"] == "lancelot"
         assert ask(b"{not json\n")["error"]["code"] == -32700
         sock.sendall(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         listed = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert {t["name"] for t in listed["result"]["tools"]} >= {"lancedb_search", "lancedb_status"}
-        found = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                     "params": {"name": "lancedb_query", "arguments": {"question": "refunds"}}})
+        found = ask(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "lancedb_query", "arguments": {"question": "refunds"}},
+            }
+        )
         assert "structuredContent" not in found["result"]  # an agent's reply: the context text only
         assert found["result"]["content"][0]["text"].startswith("# Context for: refunds")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -315,6 +375,7 @@ def test_a_local_client_may_speak_mcp_on_the_socket(shared: Setup, sample_db: Pa
 
 
 # -- freshness, idling out, unsafe places --------------------------------------------------------------
+
 
 @LINUX
 @pytest.mark.slow
@@ -326,8 +387,9 @@ def test_the_server_sees_a_table_indexed_again(setup: Setup, docs: Path, tmp_pat
     before = setup.lancelot("search", "zephyrquartz", "--db", str(db), "--json")
     assert before.answered and json.loads(before.out)["count"] == 0
     refunds = docs / "policies" / "refunds.md"
-    refunds.write_text(refunds.read_text(encoding="utf-8").replace("unused items", "zephyrquartz items"),
-                       encoding="utf-8")
+    refunds.write_text(
+        refunds.read_text(encoding="utf-8").replace("unused items", "zephyrquartz items"), encoding="utf-8"
+    )
     again = setup.console("index", str(docs), str(db), warm=False)
     assert again.returncode == 0, again.stderr
     after = setup.lancelot("search", "zephyrquartz", "--db", str(db), "--json")
@@ -354,7 +416,7 @@ def test_the_first_start_is_said_once(setup: Setup, sample_db: Path) -> None:
     cold = setup.console("search", "refund policy", "--db", str(sample_db), warm=False)
     first = setup.console("search", "refund policy", "--db", str(sample_db))
     assert first.stdout == cold.stdout
-    said = first.stderr[len(cold.stderr):]
+    said = first.stderr[len(cold.stderr) :]
     assert said.startswith("lancelot: started a background `lancelot serve` (pid ")
     assert said.endswith("it exits after 2 idle minutes. LANCELOT_WARM=0 turns it off.\n") and said.count("\n") == 1
     _wait(lambda: setup.pids(), "no server started")
@@ -376,8 +438,10 @@ def test_a_stale_socket_file_is_replaced(setup: Setup, sample_db: Path) -> None:
     cold = setup.lancelot("search", "refund policy", "--db", str(sample_db), warm=False)
     first = setup.console("search", "refund policy", "--db", str(sample_db))
     assert first.stdout == cold.out and first.returncode == 0
-    _wait(lambda: setup.lancelot("search", "refund policy", "--db", str(sample_db)).answered,
-          f"the stale socket was not replaced; log:\n{setup.log()}")
+    _wait(
+        lambda: setup.lancelot("search", "refund policy", "--db", str(sample_db)).answered,
+        f"the stale socket was not replaced; log:\n{setup.log()}",
+    )
 
 
 @LINUX
@@ -418,18 +482,34 @@ def test_a_server_that_does_not_answer_is_not_waited_for(setup: Setup, sample_db
 def test_ctrl_c_while_waiting_for_the_server(setup: Setup, sample_db: Path) -> None:
     """A server that completes the handshake and then takes long: Ctrl-C ends the client with the usual line."""
     with _squatter(setup, sample_db) as slow:
-        proc = subprocess.Popen([*lancelot_command(), "search", "refund policy", "--db", str(sample_db)],
-                                env=setup.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [*lancelot_command(), "search", "refund policy", "--db", str(sample_db)],
+            env=setup.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             slow.settimeout(60)
             conn, _ = slow.accept()
             with conn:
                 lines = conn.makefile("rb")
                 init = json.loads(lines.readline())
-                conn.sendall(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": {
-                    "protocolVersion": "2025-11-25", "capabilities": {},
-                    "serverInfo": {"name": "lancelot", "version": "0"}}}).encode() + b"\n")
+                conn.sendall(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": init["id"],
+                            "result": {
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {},
+                                "serverInfo": {"name": "lancelot", "version": "0"},
+                            },
+                        }
+                    ).encode()
+                    + b"\n"
+                )
                 lines.readline()  # notifications/initialized
                 assert json.loads(lines.readline())["method"] == "tools/call"  # no reply will come
                 proc.send_signal(signal.SIGINT)
@@ -450,14 +530,16 @@ def test_warm_zero_starts_nothing(setup: Setup, sample_db: Path) -> None:
 
 # -- in-process: the handshake version, the whole reply, the wire form back --------------------------
 
+
 def test_the_clients_protocol_version_is_one_the_sdk_handshakes() -> None:
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     assert background.PROTOCOL_VERSION in HANDSHAKE_PROTOCOL_VERSIONS
 
 
-def test_the_settings_fingerprint_follows_what_changes_an_answer(monkeypatch: pytest.MonkeyPatch,
-                                                                 tmp_path: Path) -> None:
+def test_the_settings_fingerprint_follows_what_changes_an_answer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     base = load(flags={"LANCEDB_PATH": str(tmp_path)})
     same = background.fingerprint(base)
     assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
@@ -491,12 +573,24 @@ async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sa
     settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db)})
     engine = Engine(settings)
     cases = [
-        ("lancedb_search", {"query": "refund policy", "limit": 3}, engine.search("refund policy", limit=3),
-         lambda d: search_from_wire(d, "refund policy")),
-        ("lancedb_query", {"question": "refunds", "contextBudget": 900}, engine.query("refunds", context_budget=900),
-         lambda d: context_from_wire(d, "refunds")),
-        ("lancedb_document", {"id": "policies/refunds.md#0", "before": 0, "after": 1},
-         engine.document(chunk_id="policies/refunds.md#0", before=0, after=1), document_from_wire),
+        (
+            "lancedb_search",
+            {"query": "refund policy", "limit": 3},
+            engine.search("refund policy", limit=3),
+            lambda d: search_from_wire(d, "refund policy"),
+        ),
+        (
+            "lancedb_query",
+            {"question": "refunds", "contextBudget": 900},
+            engine.query("refunds", context_budget=900),
+            lambda d: context_from_wire(d, "refunds"),
+        ),
+        (
+            "lancedb_document",
+            {"id": "policies/refunds.md#0", "before": 0, "after": 1},
+            engine.document(chunk_id="policies/refunds.md#0", before=0, after=1),
+            document_from_wire,
+        ),
         ("lancedb_status", {"verbose": True}, engine.status(verbose=True), status_from_wire),
     ]
     async with Client(build_server(settings)) as client:

@@ -29,8 +29,26 @@ def split_long_reference(paragraph: str, size: int) -> list[str]:
 
 # Words, every kind of white space str.strip() knows (tabs, form feeds, \x1c-\x1f, no-break and
 # ideographic spaces), runs of them, and words longer than the size (hard cuts).
-_SPACES = st.sampled_from([" ", "\n", "\t", "  ", " \n ", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85",
-                           "\xa0", "\u2003", "\u3000", "\n\n", " \t "])
+_SPACES = st.sampled_from(
+    [
+        " ",
+        "\n",
+        "\t",
+        "  ",
+        " \n ",
+        "\r",
+        "\x0b",
+        "\x0c",
+        "\x1c",
+        "\x1f",
+        "\x85",
+        "\xa0",
+        "\u2003",
+        "\u3000",
+        "\n\n",
+        " \t ",
+    ]
+)
 _WORDS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
 
 
@@ -54,8 +72,17 @@ def test_split_long_matches_on_any_text(text: str, size: int) -> None:
 
 
 def test_split_long_of_edge_cases() -> None:
-    for text, size in [("", 5), ("   ", 5), ("abc", 3), ("abcd", 3), ("a b", 1), ("  a  b  ", 2),
-                       ("x" * 10 + " " * 10 + "y", 4), ("a" * 7, 7), ("a\u3000b\u3000c", 1)]:
+    for text, size in [
+        ("", 5),
+        ("   ", 5),
+        ("abc", 3),
+        ("abcd", 3),
+        ("a b", 1),
+        ("  a  b  ", 2),
+        ("x" * 10 + " " * 10 + "y", 4),
+        ("a" * 7, 7),
+        ("a\u3000b\u3000c", 1),
+    ]:
         assert split_long(text, size) == split_long_reference(text, size), (text, size)
 
 

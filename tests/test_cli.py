@@ -61,8 +61,15 @@ def mcp_tool(tool: str, arguments: dict[str, Any]) -> str:
 
 
 def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, encoding="utf-8", env=subprocess_env(**env),
-                          timeout=SUBPROCESS_TIMEOUT, check=False)
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=subprocess_env(**env),
+        timeout=SUBPROCESS_TIMEOUT,
+        check=False,
+    )
 
 
 def error_line(result: Any) -> str:
@@ -95,13 +102,16 @@ def table_rows(db: Path, table: str = "documents") -> int:
         ([], {}),
         (["--limit", "3", "--type", "text"], {"limit": 3, "searchType": "text"}),
         (["--type", "vector"], {"searchType": "vector"}),  # no vectors: falls back with a note
-        (["-n", "2", "--table", "documents", "--text-column", "text"],
-         {"limit": 2, "table": "documents", "textColumn": "text"}),
+        (
+            ["-n", "2", "--table", "documents", "--text-column", "text"],
+            {"limit": 2, "table": "documents", "textColumn": "text"},
+        ),
     ],
     ids=["defaults", "limit-and-text", "vector-fallback-note", "short-limit-table-column"],
 )
-def test_search_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path,
-                                          flags: list[str], arguments: dict[str, Any]) -> None:
+def test_search_json_is_the_mcp_tool_text(
+    monkeypatch: pytest.MonkeyPatch, sample_db: Path, flags: list[str], arguments: dict[str, Any]
+) -> None:
     result = cli("search", "refund policy", *flags, "--db", sample_db, "--json")
     assert result.exit_code == 0, result.stderr
     monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
@@ -145,8 +155,9 @@ def test_status_json_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sampl
     assert ("columns" in reply["tables"][0]) is verbose
 
 
-def test_status_json_on_a_missing_db_is_the_mcp_tool_text_and_exits_1(monkeypatch: pytest.MonkeyPatch,
-                                                                       tmp_path: Path) -> None:
+def test_status_json_on_a_missing_db_is_the_mcp_tool_text_and_exits_1(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     missing = tmp_path / "nowhere"
     result = cli("status", "--db", missing, "--json")
     assert result.exit_code == 1
@@ -176,8 +187,9 @@ def test_version_json_is_the_mcp_tool_text() -> None:
     ],
     ids=["defaults", "budget-and-limit", "warm-start"],
 )
-def test_query_json_context_is_the_mcp_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path,
-                                                 flags: list[str], arguments: dict[str, Any]) -> None:
+def test_query_json_context_is_the_mcp_tool_text(
+    monkeypatch: pytest.MonkeyPatch, sample_db: Path, flags: list[str], arguments: dict[str, Any]
+) -> None:
     question = "how do refunds work?"
     result = cli("query", question, *flags, "--db", sample_db, "--json")
     assert result.exit_code == 0, result.stderr
@@ -275,7 +287,6 @@ def test_version_prints_one_line_with_the_version() -> None:
     assert re.search(rf"(?<![\d.]){re.escape(lancelot_cli.__version__)}(?![\d.])", lines[0])
 
 
-
 @pytest.mark.parametrize("flag", ["--version", "-V"])
 def test_version_flag_prints_the_version_and_exits_0(flag: str) -> None:
     """Issue 12: `lancelot --version` was "No such option"."""
@@ -284,15 +295,19 @@ def test_version_flag_prints_the_version_and_exits_0(flag: str) -> None:
     assert result.stdout == f"lancelot {lancelot_cli.__version__}\n"
     assert cli(flag, "search").exit_code == 0  # eager: it wins over a command that would need more
 
+
 # -- 3. --db, global and per command, over LANCEDB_PATH -----------------------------------------------
 
 
-@pytest.mark.parametrize("command", [["search", "refund policy", "--json"], ["status", "--json"],
-                                     ["query", "how do refunds work?", "--json"]],
-                         ids=["search", "status", "query"])
+@pytest.mark.parametrize(
+    "command",
+    [["search", "refund policy", "--json"], ["status", "--json"], ["query", "how do refunds work?", "--json"]],
+    ids=["search", "status", "query"],
+)
 @pytest.mark.parametrize("where", ["global", "command"])
-def test_db_flag_overrides_lancedb_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sample_db: Path,
-                                        command: list[str], where: str) -> None:
+def test_db_flag_overrides_lancedb_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sample_db: Path, command: list[str], where: str
+) -> None:
     wrong = tmp_path / "wrong-db"
     monkeypatch.setenv("LANCEDB_PATH", str(wrong))
     args = ["--db", str(sample_db), *command] if where == "global" else [*command, "--db", str(sample_db)]
@@ -307,8 +322,7 @@ def test_db_flag_overrides_lancedb_path(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert not wrong.exists()
 
 
-def test_without_db_flag_lancedb_path_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                              sample_db: Path) -> None:
+def test_without_db_flag_lancedb_path_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, sample_db: Path) -> None:
     monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
     assert json.loads(cli("search", "refund policy", "--json").stdout)["count"] > 0
     wrong = tmp_path / "wrong-db"
@@ -330,23 +344,32 @@ def test_command_db_wins_over_global_db(tmp_path: Path, sample_db: Path) -> None
 ERROR_CASES = {
     # id: (args, with {db} / {tmp} placeholders; exit code; words the line must contain)
     "no-lancedb-path": (["search", "refund"], 1, ["LANCEDB_PATH", "lancelot init"]),
-    "missing-db-folder": (["search", "refund", "--db", "{tmp}/nope"], 1,
-                          ["{tmp}/nope", "does not exist", "lancelot index"]),
+    "missing-db-folder": (
+        ["search", "refund", "--db", "{tmp}/nope"],
+        1,
+        ["{tmp}/nope", "does not exist", "lancelot index"],
+    ),
     "missing-db-folder-global": (["--db", "{tmp}/nope", "query", "refund"], 1, ["{tmp}/nope", "does not exist"]),
     "missing-table": (["search", "refund", "--db", "{db}", "--table", "nosuch"], 1, ["'nosuch'", "documents"]),
     "missing-table-query": (["query", "refund", "--db", "{db}", "-t", "nosuch"], 1, ["'nosuch'", "documents"]),
     "wrong-text-column": (["search", "refund", "--db", "{db}", "--text-column", "body"], 1, ["'body'", "{columns}"]),
     "limit-0": (["search", "refund", "--db", "{db}", "--limit", "0"], 2, ["--limit", "--help"]),
     "limit-201": (["search", "refund", "--db", "{db}", "--limit", "201"], 2, ["--limit", "--help"]),
-    "unknown-type": (["search", "refund", "--db", "{db}", "--type", "fuzzy"], 2,
-                     ["--type", "fuzzy", "auto", "text", "vector", "hybrid"]),
+    "unknown-type": (
+        ["search", "refund", "--db", "{db}", "--type", "fuzzy"],
+        2,
+        ["--type", "fuzzy", "auto", "text", "vector", "hybrid"],
+    ),
     "budget-too-small": (["query", "refund", "--db", "{db}", "--budget", "10"], 2, ["--budget", "200"]),
     "missing-query": (["search", "--db", "{db}"], 2, ["QUERY", "--help"]),
     "unknown-command": (["serach", "refund"], 2, ["serach", "--help"]),
     "unknown-global-option": (["--dbb", "{db}", "status"], 2, ["--dbb", "--help"]),
     "index-missing-source": (["index", "{tmp}/no-such-src", "{tmp}/newdb"], 1, ["{tmp}/no-such-src", "does not exist"]),
-    "index-embed-without-key": (["index", "{docs}", "{tmp}/newdb", "--embed"], 1,
-                                ["--embed", "OPENAI_API_KEY", "lancelot init"]),
+    "index-embed-without-key": (
+        ["index", "{docs}", "{tmp}/newdb", "--embed"],
+        1,
+        ["--embed", "OPENAI_API_KEY", "lancelot init"],
+    ),
     "json-and-jsonl": (["search", "refund", "--db", "{db}", "--json", "--jsonl"], 2, ["--json", "--jsonl", "--help"]),
     "budget-not-a-number": (["query", "refund", "--db", "{db}", "--budget", "lots"], 2, ["--budget", "integer"]),
     "status-unknown-option": (["status", "--db", "{db}", "--tables"], 2, ["--tables", "lancelot status --help"]),
@@ -391,7 +414,8 @@ def no_retry_wait(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_vector_search_with_an_unreachable_endpoint_falls_back_to_text(
-        monkeypatch: pytest.MonkeyPatch, vector_env: Any, closed_port: int, no_retry_wait: None) -> None:
+    monkeypatch: pytest.MonkeyPatch, vector_env: Any, closed_port: int, no_retry_wait: None
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port}/v1")
     result = cli("search", "refund policy", "--type", "vector")
     assert result.exit_code == 0, result.stderr
@@ -406,7 +430,8 @@ def test_vector_search_with_an_unreachable_endpoint_falls_back_to_text(
 
 
 def test_index_embed_with_an_unreachable_endpoint_is_one_line_and_exit_1(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, closed_port: int, no_retry_wait: None) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, closed_port: int, no_retry_wait: None
+) -> None:
     url = f"http://127.0.0.1:{closed_port}/v1"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", url)
@@ -487,10 +512,20 @@ with open(target, "w", encoding="utf-8") as fh:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [["--help"], ["search", "--help"], ["index", "--help"], ["query", "--help"],
-                                  ["status", "--help"], ["serve", "--help"], ["version", "--help"],
-                                  ["init", "--help"]],
-                         ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["search", "--help"],
+        ["index", "--help"],
+        ["query", "--help"],
+        ["status", "--help"],
+        ["serve", "--help"],
+        ["version", "--help"],
+        ["init", "--help"],
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_help_imports_no_heavy_library(tmp_path: Path, args: list[str]) -> None:
     target = tmp_path / "modules.json"
     proc = run([sys.executable, "-c", IMPORT_PROBE, str(target), json.dumps(args)])
@@ -504,17 +539,27 @@ def test_help_imports_no_heavy_library(tmp_path: Path, args: list[str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("words", "expected"), [("lancelot se", {"search", "serve"}),
-                                                 ("lancelot search x --table ", {"documents"}),
-                                                 ("lancelot search --type ", {"auto", "text", "vector", "hybrid"})],
-                         ids=["command", "table", "choice"])
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("lancelot se", {"search", "serve"}),
+        ("lancelot search x --table ", {"documents"}),
+        ("lancelot search --type ", {"auto", "text", "vector", "hybrid"}),
+    ],
+    ids=["command", "table", "choice"],
+)
 def test_completion_imports_no_heavy_library(tmp_path: Path, words: str, expected: set[str]) -> None:
     db = tmp_path / "db"
     (db / "documents.lance").mkdir(parents=True)
     target = tmp_path / "modules.json"
     cword = len(words.split()) - (0 if words.endswith(" ") else 1)
-    proc = run([sys.executable, "-c", IMPORT_PROBE, str(target), "[]"], COMP_WORDS=words, COMP_CWORD=str(cword),
-               _LANCELOT_COMPLETE="complete_bash", LANCEDB_PATH=str(db))
+    proc = run(
+        [sys.executable, "-c", IMPORT_PROBE, str(target), "[]"],
+        COMP_WORDS=words,
+        COMP_CWORD=str(cword),
+        _LANCELOT_COMPLETE="complete_bash",
+        LANCEDB_PATH=str(db),
+    )
     assert proc.returncode == 0, proc.stderr
     assert set(proc.stdout.split()) == expected
     probe = json.loads(target.read_text(encoding="utf-8"))
@@ -549,7 +594,6 @@ def test_index_then_search_then_query(docs: Path, tmp_path: Path) -> None:
     assert proc.stdout.startswith(f"# Context for: {question}")
 
 
-
 def _tables(db: Path) -> set[str]:
     return {p.name[: -len(".lance")] for p in db.glob("*.lance")}
 
@@ -571,8 +615,9 @@ def test_index_defaults_to_the_stored_database_and_table(docs: Path, tmp_path: P
     assert search.exit_code == 0 and json.loads(search.stdout)["count"] > 0
 
 
-def test_index_table_precedence_flag_env_file(docs: Path, tmp_path: Path, isolated_env: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_table_precedence_flag_env_file(
+    docs: Path, tmp_path: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lancelot_cli.settings import write_stored
 
     db = tmp_path / "db"
@@ -588,6 +633,7 @@ def test_index_without_any_database_says_how_to_name_one(docs: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "lancelot index SRC DB" in result.stderr
     assert "lancelot init" in result.stderr
+
 
 # -- 7. vector and hybrid search through the embeddings server -------------------------------------------
 
@@ -624,6 +670,7 @@ def test_search_json_vector_is_the_mcp_tool_text(vector_env: Any) -> None:
 
 # -- show and filters (the lancedb_document tool and the tools' filters, on the command line) ---------
 
+
 def test_show_prints_the_document_tool_text(monkeypatch: pytest.MonkeyPatch, sample_db: Path) -> None:
     result = cli("show", "policies/shipping.md", "--db", sample_db)
     assert result.exit_code == 0, result.stderr
@@ -645,8 +692,10 @@ def test_search_filters_match_the_tool_filters(monkeypatch: pytest.MonkeyPatch, 
     result = cli("search", "refund", "--db", sample_db, "--path-prefix", "policies/", "-f", "chunk=0", "--json")
     assert result.exit_code == 0, result.stderr
     monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
-    assert result.stdout == mcp_tool("lancedb_search", {"query": "refund", "pathPrefix": "policies/",
-                                                        "filters": {"chunk": "0"}}) + "\n"
+    assert (
+        result.stdout
+        == mcp_tool("lancedb_search", {"query": "refund", "pathPrefix": "policies/", "filters": {"chunk": "0"}}) + "\n"
+    )
     assert all(hit["source"].startswith("policies/") for hit in json.loads(result.stdout)["hits"])
     bad = cli("search", "refund", "--db", sample_db, "--filter", "no-equals-sign")
     assert bad.exit_code == 2 and "COLUMN=VALUE" in bad.stderr
@@ -662,8 +711,12 @@ def test_a_closed_pipe_ends_a_command_quietly(sample_db: Path, command: list[str
 
     from tests.conftest import lancelot_command, subprocess_env
 
-    proc = subprocess.Popen([*lancelot_command(), *command, "--db", str(sample_db)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=subprocess_env())
+    proc = subprocess.Popen(
+        [*lancelot_command(), *command, "--db", str(sample_db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(5)
     proc.stdout.close()

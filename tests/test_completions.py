@@ -27,8 +27,7 @@ TIMEOUT = 60
 
 
 def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, env=subprocess_env(**env), timeout=TIMEOUT,
-                          check=False)
+    return subprocess.run(args, capture_output=True, text=True, env=subprocess_env(**env), timeout=TIMEOUT, check=False)
 
 
 # -- the files: present, current, and what the app itself prints -------------------------------------------
@@ -39,11 +38,13 @@ def test_completion_file_is_up_to_date(shell: str) -> None:
     path = REPO / "completions" / SHELLS[shell]
     assert path.is_file(), f"missing {path}; run: python -m lancelot_cli.cli.generate"
     assert path.read_text(encoding="utf-8") == generate.completion_script(shell), (
-        f"{path} is out of date; run: python -m lancelot_cli.cli.generate")
+        f"{path} is out of date; run: python -m lancelot_cli.cli.generate"
+    )
 
 
-needs_script = pytest.mark.skipif(len(lancelot_command()) != 1,
-                                  reason="needs the installed `lancelot` console script (prog name, completion var)")
+needs_script = pytest.mark.skipif(
+    len(lancelot_command()) != 1, reason="needs the installed `lancelot` console script (prog name, completion var)"
+)
 
 
 @pytest.mark.slow
@@ -93,10 +94,24 @@ def bash_complete(*words: str, **env: str) -> list[str]:
     last word is the one being completed ("" after a space)."""
     script_dir = str(Path(lancelot_command()[0]).parent)
     path = script_dir + os.pathsep + os.environ.get("PATH", "")
-    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", BASH_PROBE, "bash",
-                           str(REPO / "completions" / "lancelot.bash"), "lancelot", *words],
-                          capture_output=True, text=True, env=subprocess_env(PATH=path, **env), timeout=TIMEOUT,
-                          check=False)
+    proc = subprocess.run(
+        [
+            "bash",
+            "--norc",
+            "--noprofile",
+            "-c",
+            BASH_PROBE,
+            "bash",
+            str(REPO / "completions" / "lancelot.bash"),
+            "lancelot",
+            *words,
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(PATH=path, **env),
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     return [line for line in proc.stdout.splitlines() if line]
@@ -104,7 +119,8 @@ def bash_complete(*words: str, **env: str) -> list[str]:
 
 needs_bash_and_script = pytest.mark.skipif(
     shutil.which("bash") is None or len(lancelot_command()) != 1,
-    reason="needs bash and the installed `lancelot` console script")
+    reason="needs bash and the installed `lancelot` console script",
+)
 
 
 @pytest.mark.slow
@@ -185,6 +201,7 @@ def test_table_names_from_the_settings_file(isolated_env: Path, table_db: Path) 
 
 @pytest.mark.parametrize("db", ["{tmp}/missing", "s3://bucket/db", ""], ids=["missing-folder", "remote", "unset"])
 def test_no_table_names_when_there_is_no_local_folder(tmp_path: Path, db: str) -> None:
-    args = ["search", "x", "--table"] if not db else ["search", "x", "--db", db.replace("{tmp}", str(tmp_path)),
-                                                       "--table"]
+    args = (
+        ["search", "x", "--table"] if not db else ["search", "x", "--db", db.replace("{tmp}", str(tmp_path)), "--table"]
+    )
     assert resolve(args, "") == []

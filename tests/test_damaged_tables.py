@@ -79,13 +79,25 @@ def test_search_query_and_show_say_so_in_one_line(damaged_db: Path) -> None:
 @pytest.mark.slow
 def test_the_cli_prints_one_line_and_no_rust_warnings(damaged_db: Path, tmp_path: Path) -> None:
     env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"))
-    proc = subprocess.run([*lancelot_command(), "search", "refund", "--db", str(damaged_db)], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [*lancelot_command(), "search", "refund", "--db", str(damaged_db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("lancelot: error: ") and proc.stderr.count("\n") == 1, proc.stderr
     _says_damaged(proc.stderr)
-    status = subprocess.run([*lancelot_command(), "status", "--db", str(damaged_db)], capture_output=True,
-                            text=True, env={**env, "COLUMNS": "400"}, timeout=120, check=False)
+    status = subprocess.run(
+        [*lancelot_command(), "status", "--db", str(damaged_db)],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "400"},
+        timeout=120,
+        check=False,
+    )
     assert "is damaged" in status.stdout and "WARN" not in status.stderr, status.stderr
 
 
@@ -112,8 +124,9 @@ def test_index_names_the_repair_and_rebuild_makes_the_table_whole(damaged_db: Pa
     [entry] = engine.status().tables
     assert entry.error is None and entry.rows == report.added
     assert engine.search("refund policy").hits[0].source == "policies/refunds.md"
-    assert sorted(p.name for p in damaged_db.iterdir() if not p.name.startswith(".lancelot-index-")) \
-        == ["documents.lance"]  # the damaged copy and the staging folder are gone
+    assert sorted(p.name for p in damaged_db.iterdir() if not p.name.startswith(".lancelot-index-")) == [
+        "documents.lance"
+    ]  # the damaged copy and the staging folder are gone
 
 
 @pytest.mark.slow
@@ -121,13 +134,31 @@ def test_the_cli_rebuild_repairs(damaged_db: Path, tmp_path: Path) -> None:
     from tests.conftest import SAMPLE_DOCS
 
     env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"))
-    plain = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed"],
-                           capture_output=True, text=True, env=env, timeout=180, check=False)
+    plain = subprocess.run(
+        [*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
     assert plain.returncode == 1 and plain.stderr.count("\n") == 1
     _says_damaged(plain.stderr)
-    rebuilt = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed",
-                              "--rebuild"], capture_output=True, text=True, env=env, timeout=180, check=False)
+    rebuilt = subprocess.run(
+        [*lancelot_command(), "index", str(SAMPLE_DOCS), str(damaged_db), "--no-embed", "--rebuild"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
     assert rebuilt.returncode == 0, rebuilt.stderr
-    found = subprocess.run([*lancelot_command(), "search", "refund policy", "--db", str(damaged_db)],
-                           capture_output=True, text=True, env=env, timeout=120, check=False)
+    found = subprocess.run(
+        [*lancelot_command(), "search", "refund policy", "--db", str(damaged_db)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert found.returncode == 0 and "policies/refunds.md" in found.stdout

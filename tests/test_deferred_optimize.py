@@ -42,7 +42,8 @@ def embed(texts: list[str]) -> list[list[float]]:
 def write_folder(root: Path) -> None:
     for n in range(FILES):
         (root / f"note-{n:02d}.md").write_text(
-            f"# Note {n}\n\nPlain notes about topic {n}, shipping and returns, numbered {n}.\n", encoding="utf-8")
+            f"# Note {n}\n\nPlain notes about topic {n}, shipping and returns, numbered {n}.\n", encoding="utf-8"
+        )
     (root / "note-07.md").write_text("# Garden\n\nThe quokkaword lives here with parsnips.\n", encoding="utf-8")
     (root / "note-08.md").write_text("# Kitchen\n\nA page about the vanishword and its soup.\n", encoding="utf-8")
 
@@ -104,8 +105,9 @@ def test_bm25_scores_of_unindexed_rows_match_the_indexed_ones(indexed) -> None:
     with up to 10 % rewritten, at most ~2 %, tests/benchmarks/README.md)."""
     src, db = indexed
     engine = engine_for(db, embed=embed, EMBEDDING_MODEL=MODEL)
-    (src / "note-07.md").write_text("# Garden\n\nThe quokkaword lives here with parsnips, and topic 3.\n",
-                                    encoding="utf-8")
+    (src / "note-07.md").write_text(
+        "# Garden\n\nThe quokkaword lives here with parsnips, and topic 3.\n", encoding="utf-8"
+    )
     report = index_folder(src, str(db))
     assert not report.optimized and coverage(db)[1] == 1
 
@@ -165,9 +167,12 @@ def test_an_idle_watcher_optimizes_what_its_batches_left(indexed) -> None:
     stop = threading.Event()
     batches: list[Any] = []
     errors: list[str] = []
-    thread = threading.Thread(target=watch_folder, args=(src, str(db)), daemon=True,
-                              kwargs={"on_batch": batches.append, "on_error": errors.append, "stop": stop,
-                                      "idle_optimize_s": 1.5})
+    thread = threading.Thread(
+        target=watch_folder,
+        args=(src, str(db)),
+        daemon=True,
+        kwargs={"on_batch": batches.append, "on_error": errors.append, "stop": stop, "idle_optimize_s": 1.5},
+    )
     thread.start()
     try:
         deadline = time.monotonic() + 30

@@ -17,13 +17,18 @@ from lancelot_cli.storage import disk
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
 
-@pytest.mark.parametrize(("exc", "said"), [
-    (OSError(errno.ENOSPC, "No space left on device"), "the disk is full; free some space"),
-    (RuntimeError("lance error: Unable to copy data to file: No space left on device (os error 28)"),
-     "the disk is full"),
-    (OSError(errno.EROFS, "Read-only file system"), "the file system is read-only"),
-    (PermissionError(errno.EACCES, "Permission denied"), "writing there is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("exc", "said"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), "the disk is full; free some space"),
+        (
+            RuntimeError("lance error: Unable to copy data to file: No space left on device (os error 28)"),
+            "the disk is full",
+        ),
+        (OSError(errno.EROFS, "Read-only file system"), "the file system is read-only"),
+        (PermissionError(errno.EACCES, "Permission denied"), "writing there is not allowed"),
+    ],
+)
 def test_the_reason_is_read_from_the_errno_or_lances_text(exc: BaseException, said: str) -> None:
     line = disk.problem(exc, "/data/db")
     assert line is not None and line.startswith("cannot write the database in /data/db: ") and said in line
@@ -37,8 +42,9 @@ def test_other_errors_are_not_taken_for_disk_problems() -> None:
 
 def _mount(where: Path, *options: str) -> bool:
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(where)],
-                          capture_output=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(where)], capture_output=True, check=False
+    )
     return done.returncode == 0
 
 
@@ -55,8 +61,14 @@ def mounts(tmp_path: Path) -> Iterator[Path]:
 
 def _index(docs: Path, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"))
-    return subprocess.run([*lancelot_command(), "index", str(docs), str(db), "--no-embed"], capture_output=True,
-                          text=True, env=env, timeout=180, check=False)
+    return subprocess.run(
+        [*lancelot_command(), "index", str(docs), str(db), "--no-embed"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        check=False,
+    )
 
 
 @pytest.mark.slow

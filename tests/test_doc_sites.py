@@ -168,8 +168,10 @@ def test_common_suffix_is_found_per_run_not_hard_coded() -> None:
 
 
 def test_titles_lose_rst_roles_and_backticks(tmp_path: Path) -> None:
-    assert strip_title_markup(":mod:`os.path` --- Common pathname manipulations") == \
-        "os.path --- Common pathname manipulations"
+    assert (
+        strip_title_markup(":mod:`os.path` --- Common pathname manipulations")
+        == "os.path --- Common pathname manipulations"
+    )
     assert strip_title_markup("The ``json`` module and `dumps`") == "The json module and dumps"
     (tmp_path / "a.md").write_text("# The :py:func:`~json.dumps` function\n\nText.\n")
     assert read_document(tmp_path, "a.md").title == "The json.dumps function"
@@ -199,8 +201,10 @@ def test_fenced_code_keeps_its_backslashes() -> None:
 
 
 def test_a_comment_in_a_code_block_is_not_a_heading() -> None:
-    text = ("# Tools\n\n## Permutations\n\n```python\n# Compute the list of all permutations of l\n"
-            "def perms(l):\n    pass\n```\n\nAfter the code.\n\n## Formatted literals\n\nf-strings.")
+    text = (
+        "# Tools\n\n## Permutations\n\n```python\n# Compute the list of all permutations of l\n"
+        "def perms(l):\n    pass\n```\n\nAfter the code.\n\n## Formatted literals\n\nf-strings."
+    )
     chunks = chunk_text(text, 60)
     found = heading_paths(chunks, "Tools")
     assert not any("Compute the list" in path for path in found)
@@ -215,11 +219,13 @@ def test_a_fence_opened_at_the_end_of_a_prose_line_hides_its_comments() -> None:
 
 
 def test_flattened_code_comment_in_html_is_not_a_heading(tmp_path: Path) -> None:
-    page = ("<html><head><title>Views</title></head><body><article><h1>Views</h1>"
-            "<p>Some text about views and the testing tools that check them in detail.</p>"
-            "<h2>Testing</h2><p>Use the client to call a view and look at what it returned.</p>"
-            "<pre># my_view here is a function based view\nself.assertEqual(func, my_view)</pre>"
-            "<p>More text after the code, long enough to be kept by the extractor.</p></article></body></html>")
+    page = (
+        "<html><head><title>Views</title></head><body><article><h1>Views</h1>"
+        "<p>Some text about views and the testing tools that check them in detail.</p>"
+        "<h2>Testing</h2><p>Use the client to call a view and look at what it returned.</p>"
+        "<pre># my_view here is a function based view\nself.assertEqual(func, my_view)</pre>"
+        "<p>More text after the code, long enough to be kept by the extractor.</p></article></body></html>"
+    )
     (tmp_path / "v.html").write_text(page)
     doc = read_document(tmp_path, "v.html")
     found = heading_paths(chunk_text(doc.text, 80), doc.title)
@@ -233,12 +239,18 @@ def test_flattened_code_comment_in_html_is_not_a_heading(tmp_path: Path) -> None
 def test_watch_on_an_empty_folder_keeps_watching(tmp_path: Path) -> None:
     src, db = tmp_path / "notes", tmp_path / "db"
     src.mkdir()
-    proc = subprocess.Popen([*lancelot_command(), "index", str(src), str(db), "--watch"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"), COLUMNS="400"))
+    proc = subprocess.Popen(
+        [*lancelot_command(), "index", str(src), str(db), "--watch"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"), COLUMNS="400"),
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
+
     def wait_for(words: str) -> None:
         deadline = time.monotonic() + 60
         while not any(words in line for line in lines):

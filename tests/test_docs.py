@@ -37,8 +37,10 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 README_LIMIT = 12_000  # bytes: the manual is docs/; the README says what Lancelot is and how to start
 FIRST_COMMANDS = [
-    ("pip install . && lancelot index examples/sample-docs ./sample-db"
-     ' && lancelot search "refund policy" --db ./sample-db'),
+    (
+        "pip install . && lancelot index examples/sample-docs ./sample-db"
+        ' && lancelot search "refund policy" --db ./sample-db'
+    ),
     'pip install ".[test]" && python -m pytest',  # .ci/run runs this test command
 ]
 SHELL_BLOCKS = {"", "bash", "sh", "shell", "zsh"}
@@ -117,15 +119,14 @@ def _in_segment(number: int, line: str, tokens: list[str]) -> list[Invocation]:
             continue
         before = [t for t in tokens[:i] if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t)]
         if not before or before[-1] in LAUNCHERS:
-            out.append(Invocation(number, line, tuple(tokens[i + 1:])))
+            out.append(Invocation(number, line, tuple(tokens[i + 1 :])))
     return out
 
 
 def problems(markdown: str, commands: list[CommandDoc], source: str = "README") -> list[str]:
     """What is wrong with the command lines of ``markdown``; empty when every one is real."""
     root, subs = commands[0], {doc.name: doc for doc in commands[1:]}
-    takes_value = {name for doc in commands for p in doc.params if p.kind == "option" and p.metavar
-                   for name in p.names}
+    takes_value = {name for doc in commands for p in doc.params if p.kind == "option" and p.metavar for name in p.names}
     everything = set().union(*(doc.option_names() for doc in commands))
     out = []
     for inv in invocations(markdown):
@@ -150,7 +151,7 @@ def problems(markdown: str, commands: list[CommandDoc], source: str = "README") 
         else:
             out.append(f"{where}: `lancelot {word}` is not a command (commands: {', '.join(subs)})")
             continue
-        for arg in words[i + 1:]:
+        for arg in words[i + 1 :]:
             if arg == "--":
                 break  # the rest is positional
             if re.match(r"^--[A-Za-z]", arg) or re.match(r"^-[A-Za-z]$", arg):
@@ -243,6 +244,7 @@ def test_every_command_has_help(reference: list[CommandDoc]) -> None:
             assert param.help, f"`{doc.path}` {param.names[0]} has no help text"
 
 
+@pytest.mark.slow  # the examples run the CLI and a real `lancelot serve`
 def test_generated_regions_are_up_to_date() -> None:
     """What `python -m lancelot_cli.cli.generate --check` checks for the docs (CI runs this test)."""
     found = docgen.rendered(REPO)
@@ -312,8 +314,9 @@ def test_links_between_the_pages_lead_somewhere() -> None:
 def test_generate_names_a_page_whose_region_was_edited_and_rewrites_it(tmp_path: Path) -> None:
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
-    page.write_text("Intro.\n\n<!-- generated: help version -->\nedited by hand\n<!-- /generated -->\n\nEnd.\n",
-                    encoding="utf-8")
+    page.write_text(
+        "Intro.\n\n<!-- generated: help version -->\nedited by hand\n<!-- /generated -->\n\nEnd.\n", encoding="utf-8"
+    )
     (tmp_path / "README.md").write_text("# No regions here\n", encoding="utf-8")
     assert docgen.stale(tmp_path) == ["docs/page.md"]
     assert docgen.write(tmp_path) == ["docs/page.md"]
@@ -338,12 +341,14 @@ def test_the_settings_table_has_a_row_per_declared_setting() -> None:
 
 
 def test_a_table_whose_path_was_shortened_is_laid_out_again() -> None:
-    before = ["Config folder:  /tmp/lancelot-docs-abc123/cfg  (LANCELOT_CONFIG_DIR)",
-              "",
-              "setting        value                         from",
-              "LANCEDB_PATH   /tmp/lancelot-docs-abc123/db  file",
-              "LANCEDB_TABLE  documents                     default",
-              "NOTE           (none)                        vector search is off; text works"]
+    before = [
+        "Config folder:  /tmp/lancelot-docs-abc123/cfg  (LANCELOT_CONFIG_DIR)",
+        "",
+        "setting        value                         from",
+        "LANCEDB_PATH   /tmp/lancelot-docs-abc123/db  file",
+        "LANCEDB_TABLE  documents                     default",
+        "NOTE           (none)                        vector search is off; text works",
+    ]
     after = [line.replace("/tmp/lancelot-docs-abc123", "/home/you") for line in before]
     assert docsample._realign(before, after) == [
         "Config folder:  /home/you/cfg  (LANCELOT_CONFIG_DIR)",  # not a table: a gap of two, as printed
@@ -351,14 +356,16 @@ def test_a_table_whose_path_was_shortened_is_laid_out_again() -> None:
         "setting        value         from",
         "LANCEDB_PATH   /home/you/db  file",
         "LANCEDB_TABLE  documents     default",
-        "NOTE           (none)        vector search is off; text works"]
+        "NOTE           (none)        vector search is off; text works",
+    ]
     assert docsample._realign(before, before) == before  # nothing replaced, nothing moved
 
 
 def test_the_jq_stand_in_prints_what_jq_prints() -> None:
     lines = '{"score":2.5,"matched":1.0,"title":"Été","id":"x"}\n{"score":3,"matched":0.5,"title":"b"}\n'
     assert docsample._jq_fields("score", "matched", "title")(lines) == (
-        '{"score":2.5,"matched":1,"title":"Été"}\n{"score":3,"matched":0.5,"title":"b"}')
+        '{"score":2.5,"matched":1,"title":"Été"}\n{"score":3,"matched":0.5,"title":"b"}'
+    )
 
 
 # -- the checker itself, on made-up snippets -----------------------------------------------------------
@@ -392,20 +399,36 @@ $ lancelot --dbb x status
 
 def test_checker_finds_commands_in_blocks_prose_and_pipelines(reference: list[CommandDoc]) -> None:
     seen = [inv.words[:1] for inv in invocations(SNIPPET)]
-    assert seen == [("init",), ("serach",), ("index",), ("init",), ("serve",), ("--db",), ("search",),
-                    ("status",), ("query",), ("COMMAND",), ("version",), ("--dbb",)]
+    assert seen == [
+        ("init",),
+        ("serach",),
+        ("index",),
+        ("init",),
+        ("serve",),
+        ("--db",),
+        ("search",),
+        ("status",),
+        ("query",),
+        ("COMMAND",),
+        ("version",),
+        ("--dbb",),
+    ]
 
 
 def test_checker_reports_unknown_commands_and_options(reference: list[CommandDoc]) -> None:
     found = problems(SNIPPET, reference)
     assert len(found) == 5, found
-    for needle in ("`lancelot serach` is not a command", "--bogus is not an option of `lancelot search`",
-                   "--verbos is not an option of `lancelot status`", "--warm-up is not an option of `lancelot query`",
-                   "--dbb is not an option of `lancelot`"):
+    for needle in (
+        "`lancelot serach` is not a command",
+        "--bogus is not an option of `lancelot search`",
+        "--verbos is not an option of `lancelot status`",
+        "--warm-up is not an option of `lancelot query`",
+        "--dbb is not an option of `lancelot`",
+    ):
         assert any(needle in problem for problem in found), (needle, found)
 
 
 def test_checker_passes_a_readme_section_file(tmp_path: Path, reference: list[CommandDoc]) -> None:
     page = tmp_path / "page.md"
-    page.write_text("```console\n$ lancelot search \"x\" --db ./db --limit 2 --json\n```\n", encoding="utf-8")
+    page.write_text('```console\n$ lancelot search "x" --db ./db --limit 2 --json\n```\n', encoding="utf-8")
     assert problems(page.read_text(encoding="utf-8"), reference) == []

@@ -26,8 +26,9 @@ from tests.support.embed_server import MODEL, EmbedServer
 def make_docs(root: Path, count: int) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for i in range(count):
-        (root / f"note{i:03d}.md").write_text(f"# Note {i}\n\nThe kayak number {i} needs a new seat.\n",
-                                              encoding="utf-8")
+        (root / f"note{i:03d}.md").write_text(
+            f"# Note {i}\n\nThe kayak number {i} needs a new seat.\n", encoding="utf-8"
+        )
 
 
 def vectors(db: Path) -> tuple[int, int]:
@@ -47,9 +48,14 @@ def test_ctrl_c_while_embedding_keeps_the_text_and_the_vectors_made(tmp_path: Pa
     count = embedding.EMBED_BATCH * 4  # one chunk a note: four embedding requests
     make_docs(src, count)
     embed_server.hold_after = 2  # two batches go through; the third waits
-    process = subprocess.Popen([*lancelot_command(), "index", str(src), str(db), "--embed"],
-                               env=api_env(embed_server), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [*lancelot_command(), "index", str(src), str(db), "--embed"],
+        env=api_env(embed_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while embed_server.requests < 3 and time.monotonic() < deadline and process.poll() is None:
@@ -65,19 +71,30 @@ def test_ctrl_c_while_embedding_keeps_the_text_and_the_vectors_made(tmp_path: Pa
             process.kill()
     assert process.returncode == 130, err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert lines[-1].startswith("lancelot: error: interrupted (Ctrl-C) while embedding: the table is searchable "
-                                "by text"), err
+    assert lines[-1].startswith(
+        "lancelot: error: interrupted (Ctrl-C) while embedding: the table is searchable by text"
+    ), err
     assert f"{2 * embedding.EMBED_BATCH:,} of {count:,} new chunks have vectors" in lines[-1]
     assert "Traceback" not in err
     assert vectors(db) == (count, 2 * embedding.EMBED_BATCH)
 
-    search = subprocess.run([*lancelot_command(), "search", "kayak seat", "--db", str(db), "--json",
-                             "--type", "text"], env=api_env(embed_server), capture_output=True, text=True, timeout=60)
+    search = subprocess.run(
+        [*lancelot_command(), "search", "kayak seat", "--db", str(db), "--json", "--type", "text"],
+        env=api_env(embed_server),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert search.returncode == 0 and json.loads(search.stdout)["hits"], search.stderr
 
     embed_server.reset()
-    again = subprocess.run([*lancelot_command(), "index", str(src), str(db), "--embed", "--json"],
-                           env=api_env(embed_server), capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db), "--embed", "--json"],
+        env=api_env(embed_server),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["read"] == 0  # no file read again: the rows without vectors come from the table
@@ -90,15 +107,25 @@ def test_a_plain_index_without_a_local_model_says_how_to_get_vectors(tmp_path: P
     src, db = tmp_path / "src", tmp_path / "db"
     make_docs(src, 3)
     empty_cache = tmp_path / "fastembed-cache"
-    done = subprocess.run([*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True,
-                          timeout=120, env=subprocess_env(FASTEMBED_CACHE_PATH=str(empty_cache), HF_HUB_OFFLINE="1"))
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(FASTEMBED_CACHE_PATH=str(empty_cache), HF_HUB_OFFLINE="1"),
+    )
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: text search only")]
     assert len(notes) == 1 and "--embed-model local:" in notes[0] and "nothing is downloaded" in notes[0]
     assert not any(empty_cache.rglob("*.onnx"))  # nothing fetched
     assert "vector" not in lancedb.connect(str(db)).open_table("documents").schema.names
-    quiet = subprocess.run([*lancelot_command(), "index", str(src), str(db), "--no-embed"], capture_output=True,
-                           text=True, timeout=120, env=subprocess_env(FASTEMBED_CACHE_PATH=str(empty_cache)))
+    quiet = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db), "--no-embed"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(FASTEMBED_CACHE_PATH=str(empty_cache)),
+    )
     assert quiet.returncode == 0 and "text search only" not in quiet.stderr
 
 
@@ -109,8 +136,13 @@ def test_a_plain_index_embeds_with_the_local_model_on_this_machine(tmp_path: Pat
     model = build(tmp_path / "model", ["kayak", "seat", "note"])
     src, db = tmp_path / "src", tmp_path / "db"
     make_docs(src, 5)
-    done = subprocess.run([*lancelot_command(), "index", str(src), str(db), "--json"], capture_output=True,
-                          text=True, timeout=180, env=subprocess_env(EMBEDDING_MODEL=f"local:{model}"))
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=subprocess_env(EMBEDDING_MODEL=f"local:{model}"),
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["embeddingModel"] == f"local:{model.resolve()}" and report["embedded"] == 5

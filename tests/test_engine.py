@@ -76,8 +76,11 @@ def sample_files_containing(needle: str) -> set[str]:
     found = set()
     for path in SAMPLE_DOCS.rglob("*"):
         rel = path.relative_to(SAMPLE_DOCS).as_posix()
-        if path.is_file() and not any(part.startswith(".") for part in rel.split("/")) \
-                and needle.lower() in path.read_text(encoding="utf-8").lower():
+        if (
+            path.is_file()
+            and not any(part.startswith(".") for part in rel.split("/"))
+            and needle.lower() in path.read_text(encoding="utf-8").lower()
+        ):
             found.add(rel)
     return found
 
@@ -85,8 +88,16 @@ def sample_files_containing(needle: str) -> set[str]:
 # -- 1. text search (BM25) on the sample collection --------------------------------------------------
 
 
-@pytest.mark.parametrize("query", ["refund policy", "kayak freight delivery", "gift cards expire",
-                                   "scanner offline counts", "Warranty REPAIR workshop"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "refund policy",
+        "kayak freight delivery",
+        "gift cards expire",
+        "scanner offline counts",
+        "Warranty REPAIR workshop",
+    ],
+)
 @pytest.mark.parametrize("limit", [1, 3, 20])
 def test_text_search_shape_and_ranking(monkeypatch, sample_db, query, limit):
     engine = wired(engine_for(sample_db, monkeypatch))
@@ -172,20 +183,51 @@ def anythingllm_db(tmp_path: Path) -> Path:
     import lancedb
     import pyarrow as pa
 
-    schema = pa.schema([
-        ("id", pa.string()), ("vector", pa.list_(pa.float32(), 4)), ("text", pa.string()), ("title", pa.string()),
-        ("docSource", pa.string()), ("chunkSource", pa.string()), ("wordCount", pa.int64()),
-        ("published", pa.date32()),
-    ])
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("vector", pa.list_(pa.float32(), 4)),
+            ("text", pa.string()),
+            ("title", pa.string()),
+            ("docSource", pa.string()),
+            ("chunkSource", pa.string()),
+            ("wordCount", pa.int64()),
+            ("published", pa.date32()),
+        ]
+    )
     rows = [
-        {"id": "a", "text": "Kayak rental needs a deposit. Kayak paddles are included.", "title": "Rentals",
-         "docSource": "rentals.md", "chunkSource": "link://shop/rentals", "wordCount": 9},
-        {"id": "b", "text": "Tents and stoves are rented by the day.", "title": "Camping",
-         "docSource": "camping.md", "chunkSource": "", "wordCount": 8},
-        {"id": "c", "text": "Gift cards never expire.", "title": "Gift cards",
-         "docSource": "gifts.md", "chunkSource": "link://shop/gifts", "wordCount": 4},
-        {"id": "d", "text": "KAYAK storage over the winter months.", "title": None,
-         "docSource": "storage/winter.md", "chunkSource": None, "wordCount": 6},
+        {
+            "id": "a",
+            "text": "Kayak rental needs a deposit. Kayak paddles are included.",
+            "title": "Rentals",
+            "docSource": "rentals.md",
+            "chunkSource": "link://shop/rentals",
+            "wordCount": 9,
+        },
+        {
+            "id": "b",
+            "text": "Tents and stoves are rented by the day.",
+            "title": "Camping",
+            "docSource": "camping.md",
+            "chunkSource": "",
+            "wordCount": 8,
+        },
+        {
+            "id": "c",
+            "text": "Gift cards never expire.",
+            "title": "Gift cards",
+            "docSource": "gifts.md",
+            "chunkSource": "link://shop/gifts",
+            "wordCount": 4,
+        },
+        {
+            "id": "d",
+            "text": "KAYAK storage over the winter months.",
+            "title": None,
+            "docSource": "storage/winter.md",
+            "chunkSource": None,
+            "wordCount": 6,
+        },
         {"id": "e", "text": None, "title": "Empty", "docSource": "empty.md", "chunkSource": None, "wordCount": 0},
     ]
     for i, row in enumerate(rows):
@@ -520,8 +562,14 @@ def test_empty_query_with_key_does_not_call_endpoint(monkeypatch, vector_env):
 
 
 def test_errors_are_lancelot_errors():
-    for cls in (ConfigError, DatabaseNotFoundError, TableNotFoundError, ColumnNotFoundError,
-                InvalidArgumentError, VectorMismatchError):
+    for cls in (
+        ConfigError,
+        DatabaseNotFoundError,
+        TableNotFoundError,
+        ColumnNotFoundError,
+        InvalidArgumentError,
+        VectorMismatchError,
+    ):
         assert issubclass(cls, LancelotError)
     assert InvalidArgumentError.exit_code == 2
     assert TableNotFoundError.exit_code == 1
@@ -585,15 +633,23 @@ def test_snippet_window_is_the_one_covering_most_words(tokens, data):
 # -- 5. query: the packed context block --------------------------------------------------------------
 
 SECTION = re.compile(r"^## \[(\d+)\] (.+)$", re.M)
-QUESTIONS = ["how do refunds work", "lost parcel", "kayak rental deposit", "gift cards",
-             "staff login PIN", "what is the warranty on repairs", "MAX_SAVED"]
+QUESTIONS = [
+    "how do refunds work",
+    "lost parcel",
+    "kayak rental deposit",
+    "gift cards",
+    "staff login PIN",
+    "what is the warranty on repairs",
+    "MAX_SAVED",
+]
 
 
 @pytest.mark.slow
 def test_query_respects_budget_and_rank_order(sample_db):
     config = os.environ["LANCELOT_CONFIG_DIR"]
-    engine = wired(Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}),
-                          find_key=lambda: None))
+    engine = wired(
+        Engine(load(environ={"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": config}), find_key=lambda: None)
+    )
     retrieved: dict[tuple[str, int], list[str]] = {}
 
     @hsettings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -713,8 +769,15 @@ def multichunk_db(tmp_path: Path) -> Path:
     rows = []
     for path, (title, n) in docs.items():
         for chunk in range(n):
-            rows.append({"id": f"{path}#{chunk}", "path": path, "title": title, "chunk": chunk,
-                         "text": f"{title} part {chunk}. " + ("Lorem ipsum dolor. " * 5)})
+            rows.append(
+                {
+                    "id": f"{path}#{chunk}",
+                    "path": path,
+                    "title": title,
+                    "chunk": chunk,
+                    "text": f"{title} part {chunk}. " + ("Lorem ipsum dolor. " * 5),
+                }
+            )
     db = tmp_path / "multi"
     lancedb.connect(str(db)).create_table("documents", data=rows)
     return db

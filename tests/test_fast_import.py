@@ -72,8 +72,14 @@ print(json.dumps(report))
 
 
 def probe(**env: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE], env=subprocess_env(**env), capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=subprocess_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.splitlines()[-1])
 
@@ -109,13 +115,20 @@ print(json.dumps({"deferred": lancedb_import.deferred, "api": "lance_namespace_u
 """
 
 
+@pytest.mark.slow
 def test_an_unverified_lancedb_is_imported_the_normal_way_and_searches_the_same(sample_db: Path) -> None:
     """What a lancedb newer than the checked layout, or older than the floor, gets: no deferral, same answer."""
     runs = {}
     verified = UNVERIFIED.replace('lancedb_import.VERIFIED["lancedb"] = (99, 0, 0)', "")
     for label, code in (("unverified", UNVERIFIED), ("verified", verified)):
-        proc = subprocess.run([sys.executable, "-c", code, str(sample_db)], env=subprocess_env(), capture_output=True,
-                              text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(sample_db)],
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         runs[label] = json.loads(proc.stdout.splitlines()[-1])
     assert runs["unverified"]["deferred"] == {} and runs["unverified"]["api"] is True
@@ -127,8 +140,13 @@ def test_only_lancedb_uses_overrides() -> None:
     """The marker is given to lancedb's methods only; no other installed package should depend on it."""
     from importlib.metadata import distributions
 
-    users = sorted({d.metadata["Name"].lower() for d in distributions()
-                    if any(r.split(";")[0].strip().lower().startswith("overrides") for r in d.requires or [])})
+    users = sorted(
+        {
+            d.metadata["Name"].lower()
+            for d in distributions()
+            if any(r.split(";")[0].strip().lower().startswith("overrides") for r in d.requires or [])
+        }
+    )
     assert users == ["lancedb"]
 
 
@@ -136,8 +154,10 @@ def test_only_lancedb_uses_overrides() -> None:
 def test_import_lancedb_defers_the_rest_client_and_it_still_works() -> None:
     report = probe()
     deferred = report["deferred"]  # 110, 164 and 146 names with lancedb 0.40.0; a newer layout may differ
-    assert set(deferred) == {"lance_namespace", "lance_namespace_urllib3_client",
-                             "lance_namespace_urllib3_client.models"} and min(deferred.values()) >= 50
+    assert (
+        set(deferred) == {"lance_namespace", "lance_namespace_urllib3_client", "lance_namespace_urllib3_client.models"}
+        and min(deferred.values()) >= 50
+    )
     assert report["models_loaded"] < 40, "lance_namespace imported the client's models again"
     assert report["namespace"] == [True, {"id": ["b"], "include_declared": True}, "DescribeTableRequest", True]
     assert report["api_loaded"] == [], "the REST API modules or urllib3 were imported by `import lancedb`"
@@ -158,18 +178,26 @@ def test_switched_off_is_the_normal_import() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [
-    ["search", "refund policy", "--json"],
-    ["search", "how do I return a jacket", "--json", "--limit", "10"],
-    ["query", "what is the refund policy for jackets", "--json"],
-    ["show", "policies/refunds.md", "--json"],
-    ["status", "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "refund policy", "--json"],
+        ["search", "how do I return a jacket", "--json", "--limit", "10"],
+        ["query", "what is the refund policy for jackets", "--json"],
+        ["show", "policies/refunds.md", "--json"],
+        ["status", "--json"],
+    ],
+)
 def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: list[str]) -> None:
     outputs = []
     for off in ("0", "1"):
-        proc = subprocess.run([*lancelot_command(), *args, "--db", str(sample_db)], capture_output=True,
-                              env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off), timeout=120, check=False)
+        proc = subprocess.run(
+            [*lancelot_command(), *args, "--db", str(sample_db)],
+            capture_output=True,
+            env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off),
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1] and outputs[0]
@@ -179,9 +207,13 @@ def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: li
 def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector_db: Path) -> None:
     outputs = []
     for off in ("0", "1"):
-        proc = subprocess.run([*lancelot_command(), "search", "refund policy", "--type", "hybrid", "--json",
-                               "--db", str(vector_db)], capture_output=True,
-                              env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off), timeout=120, check=False)
+        proc = subprocess.run(
+            [*lancelot_command(), "search", "refund policy", "--type", "hybrid", "--json", "--db", str(vector_db)],
+            capture_output=True,
+            env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off),
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1] and json.loads(outputs[0])["hits"]
@@ -190,11 +222,14 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
 @pytest.mark.slow
 def test_only_a_verified_lancedb_gets_the_deferral() -> None:
     """Importing the client alone (no lancedb being imported) is the normal import."""
-    code = ("import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"
-            "import lance_namespace_urllib3_client\n"
-            "print(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True,
-                          timeout=120, check=False)
+    code = (
+        "import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"
+        "import lance_namespace_urllib3_client\n"
+        "print(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.stdout.split() == ["{}", "True"], proc.stderr[-2000:]
 
 
@@ -203,26 +238,32 @@ def test_an_unexpected_package_layout_loads_the_normal_way() -> None:
     expected = b'"""doc"""\n__version__ = "1"\nfrom lance_namespace_urllib3_client.api.x import X\n'
     tree, names, version = lancedb_import._plan(package, expected)
     assert names == {"X": ("lance_namespace_urllib3_client.api.x", "X")} and len(tree.body) == 2 and version == "1"
-    for source in (expected + b"X.configure()\n",  # code that needs the deferred name at import
-                   expected + b"from lance_namespace_urllib3_client.models import *\n",
-                   expected + b"import urllib3\n",
-                   b'"""only a docstring"""\n'):
+    for source in (
+        expected + b"X.configure()\n",  # code that needs the deferred name at import
+        expected + b"from lance_namespace_urllib3_client.models import *\n",
+        expected + b"import urllib3\n",
+        b'"""only a docstring"""\n',
+    ):
         assert lancedb_import._plan(package, source) is None
 
 
 def test_lance_namespace_defers_only_models_it_uses_in_annotations() -> None:
     """Its models become lazy names only when nothing but annotations and `Alias = Model` uses them."""
-    source = (b'"""doc"""\nimport warnings\nfrom lance_namespace_urllib3_client.models import (A, B)\n'
-              b'Old = A\nclass Space:\n    def f(self, request: A) -> B:\n        raise NotImplementedError\n'
-              b'TABLE: dict[str, str] = {}\n')
+    source = (
+        b'"""doc"""\nimport warnings\nfrom lance_namespace_urllib3_client.models import (A, B)\n'
+        b"Old = A\nclass Space:\n    def f(self, request: A) -> B:\n        raise NotImplementedError\n"
+        b"TABLE: dict[str, str] = {}\n"
+    )
     tree, names, _ = lancedb_import._namespace_plan(source)
     models = "lance_namespace_urllib3_client.models"
     assert names == {"A": (models, "A"), "B": (models, "B"), "Old": (models, "A")}
     assert [type(node).__name__ for node in tree.body] == ["Expr", "Import", "ClassDef", "AnnAssign"]
-    for extra in (b"x = A()\n",  # built at import
-                  b"def g():\n    return B\n",  # needed when called
-                  b"def h(value=A):\n    pass\n",  # a default is evaluated at definition
-                  b"A = 1\n"):  # rebound
+    for extra in (
+        b"x = A()\n",  # built at import
+        b"def g():\n    return B\n",  # needed when called
+        b"def h(value=A):\n    pass\n",  # a default is evaluated at definition
+        b"A = 1\n",
+    ):  # rebound
         assert lancedb_import._namespace_plan(source + extra) is None, extra
     assert lancedb_import._namespace_plan(b"from lance_namespace_urllib3_client.models import *\n") is None
     assert lancedb_import._namespace_plan(b"import os\n") is None
@@ -240,14 +281,24 @@ print(json.dumps({"code": code, "pydantic": "pydantic" in sys.modules}), file=sy
 """
 
 
-@pytest.mark.parametrize("args", [["search", "--help"], ["search", "refund", "--limit", "3", "--json"],
-                                  ["search", "refund", "--limit", "0"]], ids=["help", "limit", "bad-limit"])
+@pytest.mark.parametrize(
+    "args",
+    [["search", "--help"], ["search", "refund", "--limit", "3", "--json"], ["search", "refund", "--limit", "0"]],
+    ids=["help", "limit", "bad-limit"],
+)
+@pytest.mark.slow
 def test_the_typer_deferral_changes_nothing_but_the_pydantic_import(sample_db: Path, args: list[str]) -> None:
     """Deferred, switched off, and on a Typer layout it does not know: the same output and exit code."""
     runs = {}
     for how, env in (("deferred", {}), ("off", {"LANCELOT_NO_FAST_IMPORT": "1"}), ("unknown-layout", {})):
-        proc = subprocess.run([sys.executable, "-c", TYPER_PROBE, how, json.dumps([*args, "--db", str(sample_db)])],
-                              env=subprocess_env(**env), capture_output=True, text=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", TYPER_PROBE, how, json.dumps([*args, "--db", str(sample_db)])],
+            env=subprocess_env(**env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         *err, report = proc.stderr.splitlines(keepends=True)
         runs[how] = (proc.stdout, "".join(err), json.loads(report))
     outputs = {(out, err, report["code"]) for out, err, report in runs.values()}

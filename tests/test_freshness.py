@@ -39,19 +39,25 @@ STOP_TIMEOUT = 8.0  # seconds for the watcher to exit after SIGTERM/SIGINT
 
 # -- helpers ---------------------------------------------------------------------------------------
 
+
 class Watcher:
     """A real `lancelot index SRC DB --watch` process; its stderr lines are collected by a thread."""
 
     def __init__(self, src: Path, db: Path, config: Path) -> None:
         self.proc = subprocess.Popen(
             [*lancelot_command(), "index", str(src), str(db), "--watch"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="400"),
         )
         self.lines: list[str] = []
         self.out: list[str] = []
-        self._threads = [threading.Thread(target=self._drain, args=(self.proc.stderr, self.lines), daemon=True),
-                         threading.Thread(target=self._drain, args=(self.proc.stdout, self.out), daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._drain, args=(self.proc.stderr, self.lines), daemon=True),
+            threading.Thread(target=self._drain, args=(self.proc.stdout, self.out), daemon=True),
+        ]
         for thread in self._threads:
             thread.start()
 
@@ -112,8 +118,11 @@ class Watcher:
 
 def _stdio_params(db: Path, config: Path) -> StdioServerParameters:
     command = lancelot_command()
-    return StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                 env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)))
+    return StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve"],
+        env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)),
+    )
 
 
 def _sources(reply: dict[str, Any]) -> set[str]:
@@ -135,9 +144,11 @@ def table_rows(db: Path, table: str = "documents") -> set[tuple[str, str]]:
 
 # -- 1. a watcher and a server, every kind of change ---------------------------------------------
 
+
 @pytest.mark.anyio
-async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_change(docs: Path,
-                                                                                    tmp_path: Path) -> None:
+async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_change(
+    docs: Path, tmp_path: Path
+) -> None:
     """Create, modify, rename, delete a file; rename a folder, move one in and out; an editor's
     atomic save; dot-named writes that must stay out. After each, `lancedb_search` on a running
     `lancelot serve` shows the change within STEP_TIMEOUT, and no call ever fails meanwhile (a
@@ -175,8 +186,10 @@ async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_ch
                     if ok(reply):
                         return reply
                     if time.monotonic() > deadline:
-                        pytest.fail(f"{what}: not searchable after {STEP_TIMEOUT} s (last sources "
-                                    f"{sorted(_sources(reply))}); watcher stderr:\n{watcher.stderr}")
+                        pytest.fail(
+                            f"{what}: not searchable after {STEP_TIMEOUT} s (last sources "
+                            f"{sorted(_sources(reply))}); watcher stderr:\n{watcher.stderr}"
+                        )
                     await anyio.sleep(0.05)
 
             done = anyio.Event()
@@ -216,12 +229,14 @@ async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_ch
                     guides = {"point-of-sale.md", "repairs.md", "stock-counts.md"}
                     assert _sources(await search("guidebookword")) == {f"guides/{n}" for n in guides}
                     os.rename(docs / "guides", docs / "manuals")
-                    await until("guidebookword", lambda r: _sources(r) == {f"manuals/{n}" for n in guides},
-                                "renamed folder")
+                    await until(
+                        "guidebookword", lambda r: _sources(r) == {f"manuals/{n}" for n in guides}, "renamed folder"
+                    )
                     # A folder moved in from outside SRC, then one moved out.
                     os.rename(outside, docs / "imported")
-                    await until("importedword", lambda r: _sources(r) == {"imported/a.md", "imported/b.txt"},
-                                "folder moved in")
+                    await until(
+                        "importedword", lambda r: _sources(r) == {"imported/a.md", "imported/b.txt"}, "folder moved in"
+                    )
                     os.rename(docs / "manuals", tmp_path / "outside" / "manuals")
                     await until("guidebookword", lambda r: r["count"] == 0, "folder moved out")
                     # Dot-named folder and file: never indexed.
@@ -253,6 +268,7 @@ async def test_watch_keeps_a_running_stdio_server_fresh_through_every_kind_of_ch
 
 # -- 5. status follows the batches; Ctrl-C stops the watcher -------------------------------------
 
+
 def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
     """After every batch `status` shows the new row count, a later updatedAt, and full-text indexes
     that cover every row, counting the rows left for the next optimize() (searched by a scan; see
@@ -280,16 +296,22 @@ def test_status_after_each_watch_batch(docs: Path, tmp_path: Path) -> None:
             seen = len(watcher.batches())
             change()
             expected = len(folder_rows(docs))
-            watcher.wait_for(lambda _lines, seen=seen, expected=expected: len(watcher.batches()) > seen
-                             and watcher.batches()[-1].split(" chunks, ")[1].startswith(f"{expected} in table"),
-                             STEP_TIMEOUT, f"batch leaving {expected} rows")
+            watcher.wait_for(
+                lambda _lines, seen=seen, expected=expected: (
+                    len(watcher.batches()) > seen
+                    and watcher.batches()[-1].split(" chunks, ")[1].startswith(f"{expected} in table")
+                ),
+                STEP_TIMEOUT,
+                f"batch leaving {expected} rows",
+            )
             after = table_status()
             assert after["rows"] == expected != before["rows"]
             assert after["updatedAt"] > before["updatedAt"]
             assert after["version"] > before["version"]
             coverage = after["fullTextCoverage"]
-            assert coverage["unindexed"] < max(OPTIMIZE_POLICY.unindexed_rows,
-                                               OPTIMIZE_POLICY.unindexed_share * expected)
+            assert coverage["unindexed"] < max(
+                OPTIMIZE_POLICY.unindexed_rows, OPTIMIZE_POLICY.unindexed_share * expected
+            )
             assert coverage["indexed"] + coverage["unindexed"] >= expected, after
             before = after
         code = watcher.stop(signal.SIGTERM)
@@ -311,8 +333,9 @@ def test_ctrl_c_stops_an_idle_watcher(docs: Path, tmp_path: Path) -> None:
     assert "Stopped watching" in watcher.stderr
 
 
-def test_a_file_created_during_the_watchers_first_pass_is_indexed(docs: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_created_during_the_watchers_first_pass_is_indexed(
+    docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file saved while the watcher's first pass runs (after that pass looked at the folder) must
     still reach the table: the watcher has to be subscribed to file events before the pass looks.
     (In-process, so the moment is exact: the file is written as the first pass returns.)"""
@@ -333,8 +356,12 @@ def test_a_file_created_during_the_watchers_first_pass_is_indexed(docs: Path, tm
     monkeypatch.setattr(watch, "index_job", first_pass_then_a_save)
     stop = threading.Event()
     errors: list[str] = []
-    thread = threading.Thread(target=watch.watch_folder, args=(docs, str(db)), daemon=True,
-                              kwargs={"on_batch": lambda _report: None, "on_error": errors.append, "stop": stop})
+    thread = threading.Thread(
+        target=watch.watch_folder,
+        args=(docs, str(db)),
+        daemon=True,
+        kwargs={"on_batch": lambda _report: None, "on_error": errors.append, "stop": stop},
+    )
     thread.start()
     try:
         deadline = time.monotonic() + 6
@@ -346,16 +373,19 @@ def test_a_file_created_during_the_watchers_first_pass_is_indexed(docs: Path, tm
     assert not thread.is_alive()
     assert errors == []
     assert table_rows(db) == folder_rows(docs), (
-        f"late.md, saved during the watcher's first pass, was never indexed ({len(passes)} pass(es) ran)")
+        f"late.md, saved during the watcher's first pass, was never indexed ({len(passes)} pass(es) ran)"
+    )
 
 
 # -- 2. SIGKILL at any moment --------------------------------------------------------------------
 
 CRASH_FILES = 400
-_WORDS = ("harbor ledger copper lantern meadow orbit pencil quarry saddle timber velvet walnut basket candle "
-          "dragon ember falcon glacier hollow island jasmine kettle river stone market signal garden bridge "
-          "cabinet desert engine forest granite helmet jacket kitchen ladder mirror needle orange pepper "
-          "rabbit silver tunnel valley window yellow anchor butter cotton donkey feather hammer insect").split()
+_WORDS = (
+    "harbor ledger copper lantern meadow orbit pencil quarry saddle timber velvet walnut basket candle "
+    "dragon ember falcon glacier hollow island jasmine kettle river stone market signal garden bridge "
+    "cabinet desert engine forest granite helmet jacket kitchen ladder mirror needle orange pepper "
+    "rabbit silver tunnel valley window yellow anchor butter cotton donkey feather hammer insect"
+).split()
 
 
 def _crash_doc(i: int, version: int) -> str:
@@ -448,9 +478,20 @@ def test_sigkill_at_any_moment_leaves_old_or_new_rows_and_a_rerun_converges(tmp_
     # (trigger, delay after it): "start" = the process start; "data" = the first new data file of
     # this run (the merge is writing, nothing committed); "commit" = the first new manifest.
     # The last kills come before the commit, so the final run has work to do.
-    plan = [("start", 0.05), ("start", 0.4), ("start", 0.9),
-            ("commit", 0.0), ("commit", 0.01), ("commit", 0.025), ("commit", 0.05), ("commit", 0.1),
-            ("data", 0.01), ("data", 0.005), ("data", 0.002), ("data", 0.0)]
+    plan = [
+        ("start", 0.05),
+        ("start", 0.4),
+        ("start", 0.9),
+        ("commit", 0.0),
+        ("commit", 0.01),
+        ("commit", 0.025),
+        ("commit", 0.05),
+        ("commit", 0.1),
+        ("data", 0.01),
+        ("data", 0.005),
+        ("data", 0.002),
+        ("data", 0.0),
+    ]
     committed = 0  # version of the folder that the table holds
     log: list[dict[str, Any]] = []
     inconsistencies: list[str] = []
@@ -458,8 +499,9 @@ def test_sigkill_at_any_moment_leaves_old_or_new_rows_and_a_rerun_converges(tmp_
         _write_version(src, version)
         data_files, manifests = _count(lance / "data"), _count(lance / "_versions")
         started = time.monotonic()
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+        )
         watched = {"data": (lance / "data", data_files), "commit": (lance / "_versions", manifests)}.get(trigger)
         while watched and proc.poll() is None and _count(watched[0]) <= watched[1]:
             time.sleep(0.0005)
@@ -472,9 +514,17 @@ def test_sigkill_at_any_moment_leaves_old_or_new_rows_and_a_rerun_converges(tmp_
         state, problems = _check_table(reader, committed, version)
         inconsistencies += problems
         uncommitted = _count(lance / "data") > data_files and state == "old"
-        log.append({"trigger": trigger, "delay": delay, "killedAt": round(killed_at, 3), "landed": landed,
-                    "table": state, "dataWrittenUncommitted": uncommitted,
-                    "ftsUnindexed": reader.table("documents").fts_coverage()["unindexed"]})
+        log.append(
+            {
+                "trigger": trigger,
+                "delay": delay,
+                "killedAt": round(killed_at, 3),
+                "landed": landed,
+                "table": state,
+                "dataWrittenUncommitted": uncommitted,
+                "ftsUnindexed": reader.table("documents").fts_coverage()["unindexed"],
+            }
+        )
         if state == "new":
             committed = version
     # A normal run converges on exactly the folder's content, and the next one has nothing to do.
@@ -487,8 +537,11 @@ def test_sigkill_at_any_moment_leaves_old_or_new_rows_and_a_rerun_converges(tmp_
 
     tried = sum(entry["landed"] for entry in log)
     summary = {
-        "killsTried": len(log), "killsLanded": tried, "inconsistencies": len(inconsistencies),
-        "tableOld": sum(e["table"] == "old" for e in log), "tableNew": sum(e["table"] == "new" for e in log),
+        "killsTried": len(log),
+        "killsLanded": tried,
+        "inconsistencies": len(inconsistencies),
+        "tableOld": sum(e["table"] == "old" for e in log),
+        "tableNew": sum(e["table"] == "new" for e in log),
         "killedMidWrite": sum(e["dataWrittenUncommitted"] for e in log),
         "killedAt": [e["killedAt"] for e in log],
         "finalRun": {k: final[k] for k in ("read", "added", "updated", "deleted")},
@@ -525,8 +578,13 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     for path in changed:
         with (docs / path).open("a") as handle:
             handle.write("\n\nAppended paragraph with crashindexword.\n")
-    crashed = subprocess.run([sys.executable, "-c", CRASH_BEFORE_INDEX_UPDATE, str(docs), str(db)],
-                             capture_output=True, text=True, timeout=120, env=subprocess_env())
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH_BEFORE_INDEX_UPDATE, str(docs), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     engine = wired(engine_for(db, keyless=True))
     assert table_rows(db) == folder_rows(docs)
@@ -539,11 +597,13 @@ def test_a_run_killed_between_commit_and_index_update_is_repaired_by_the_next_ru
     (table,) = engine.status()["tables"]
     assert table["fullTextCoverage"]["unindexed"] == 0, (
         f"a re-run after a crash before the index update left {table['fullTextCoverage']} "
-        f"(it found no changed file, so it never ran optimize())")
+        f"(it found no changed file, so it never ran optimize())"
+    )
     assert {hit["source"] for hit in engine.search("crashindexword", limit=50)["hits"]} == set(changed)
 
 
 # -- 3. what a re-run reads and writes -----------------------------------------------------------
+
 
 def _rows_by_id(db: Path) -> dict[str, dict[str, Any]]:
     import lancedb
@@ -592,8 +652,9 @@ def test_rerun_reads_and_rewrites_only_what_changed(docs: Path, tmp_path: Path) 
     once = index_folder(docs, str(db))
     assert once.read == 1 and (once.added, once.updated, once.deleted) == (0, 0, 0)
     assert {k: (r["text"], r["hash"]) for k, r in _rows_by_id(db).items()} == texts
-    assert all(r["file_mtime"] == touched.stat().st_mtime_ns for k, r in _rows_by_id(db).items()
-               if r["path"] == "faq.txt")
+    assert all(
+        r["file_mtime"] == touched.stat().st_mtime_ns for k, r in _rows_by_id(db).items() if r["path"] == "faq.txt"
+    )
     version = _table_version(db)
     twice = index_folder(docs, str(db))
     assert (twice.read, twice.committed, twice.version) == (0, False, version)
@@ -612,8 +673,13 @@ with writer_lock(sys.argv[1], "documents"):
 
 
 def _index(docs: Path, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*lancelot_command(), "index", str(docs), str(db)], capture_output=True, text=True,
-                          timeout=120, env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="400"))
+    return subprocess.run(
+        [*lancelot_command(), "index", str(docs), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="400"),
+    )
 
 
 @pytest.mark.parametrize("release", ["finish", "sigkill"])
@@ -621,8 +687,13 @@ def test_second_indexer_refuses_while_the_first_holds_the_lock(docs: Path, tmp_p
     """Another process holds the table's writer lock: `lancelot index` exits 1 with one line naming
     it; once the holder finishes (or is SIGKILLed: the kernel drops the lock) the run succeeds."""
     db = tmp_path / "db"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(db)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         refused = _index(docs, db, tmp_path)

@@ -22,8 +22,12 @@ from lancelot_cli.textmatch import query_words
 
 # Pseudo-words (so no stemming or stop-word list merges them), drawn with Zipf-like weights as
 # words of real text are: a few common ones in most chunks, most of them rare.
-WORDS = [a + b + c for a in ("ka", "lo", "mi", "su", "te", "ra") for b in ("ne", "vo", "di", "pu", "ga")
-         for c in ("rt", "lm", "sk", "nd", "x", "q", "ph", "z", "bb", "ck")]
+WORDS = [
+    a + b + c
+    for a in ("ka", "lo", "mi", "su", "te", "ra")
+    for b in ("ne", "vo", "di", "pu", "ga")
+    for c in ("rt", "lm", "sk", "nd", "x", "q", "ph", "z", "bb", "ck")
+]
 WEIGHTS = [1 / (rank + 1) for rank in range(len(WORDS))]
 
 
@@ -56,8 +60,9 @@ def pages(tmp_path: Path) -> tuple[Path, Path]:
     return src, db
 
 
-def compare(db: Path, queries: list[str], limit: int, monkeypatch: pytest.MonkeyPatch,
-            path_prefix: str | None = None) -> int:
+def compare(
+    db: Path, queries: list[str], limit: int, monkeypatch: pytest.MonkeyPatch, path_prefix: str | None = None
+) -> int:
     """Assert the split equals the combined query for every query; how many times it answered."""
     tbl = ReadOnlyDatabase(str(db)).table("documents")
     facts = tbl.facts
@@ -82,8 +87,11 @@ def compare(db: Path, queries: list[str], limit: int, monkeypatch: pytest.Monkey
         monkeypatch.setattr(fts_split, "search", counted)
         split = tbl.fts(words, "text", limit, columns, row_filter, boosts)
         monkeypatch.setattr(fts_split, "search", real)
-        assert split == combined, (query, [(r["id"], r["_score"]) for r in split],
-                                   [(r["id"], r["_score"]) for r in combined])
+        assert split == combined, (
+            query,
+            [(r["id"], r["_score"]) for r in split],
+            [(r["id"], r["_score"]) for r in combined],
+        )
     return answered
 
 
@@ -111,8 +119,12 @@ def test_split_with_a_filter_and_not_while_rows_wait_for_the_full_text_index(pag
     # (measured: 13 of these 20 queries): there is no one answer to match, so the split stands aside.
     facts = tbl.facts
     for query in queries(5, seed=12):
-        assert fts_split.search(tbl._table, query, "text", ranking.field_boosts(facts, "text"), 20,
-                                ranking.reply_columns(facts), None) is None
+        assert (
+            fts_split.search(
+                tbl._table, query, "text", ranking.field_boosts(facts, "text"), 20, ranking.reply_columns(facts), None
+            )
+            is None
+        )
     TableWriter(str(db), "documents").optimize(force=True)
     assert ReadOnlyDatabase(str(db)).table("documents").fts_coverage()["unindexed"] == 0
     assert compare(db, queries(20, seed=12), 20, monkeypatch) >= 5
@@ -123,6 +135,13 @@ def test_a_bound_that_cannot_be_met_defers_to_the_combined_query(pages, monkeypa
     monkeypatch.setattr(fts_split, "CANDIDATES", 1)  # one text row: no bound can hold for a limit of 20
     tbl = ReadOnlyDatabase(str(db)).table("documents")
     facts = tbl.facts
-    rows = fts_split.search(tbl._table, " ".join(WORDS[:3]), "text", ranking.field_boosts(facts, "text"), 20,
-                            ranking.reply_columns(facts), None)
+    rows = fts_split.search(
+        tbl._table,
+        " ".join(WORDS[:3]),
+        "text",
+        ranking.field_boosts(facts, "text"),
+        20,
+        ranking.reply_columns(facts),
+        None,
+    )
     assert rows is None

@@ -68,8 +68,7 @@ MCP_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("search-text-limit", "lancedb_search", {"query": "refund", "searchType": "text", "limit": 3}),
     ("search-vector-fallback", "lancedb_search", {"query": "refund", "searchType": "vector"}),
     ("search-hybrid-fallback", "lancedb_search", {"query": "refund", "searchType": "hybrid"}),
-    ("search-filter-prefix", "lancedb_search", {"query": "refund", "pathPrefix": "policies/",
-                                                "filters": {"chunk": 0}}),
+    ("search-filter-prefix", "lancedb_search", {"query": "refund", "pathPrefix": "policies/", "filters": {"chunk": 0}}),
     ("search-filter-list", "lancedb_search", {"query": "order", "filters": {"chunk": [0, "1"]}}),
     ("search-injection", "lancedb_search", {"query": "refund", "filters": {"path": "x' OR '1'='1"}}),
     ("search-identifier", "lancedb_search", {"query": "MAX_SAVED DEC-0054 createClient"}),
@@ -97,8 +96,11 @@ MCP_CASES: list[tuple[str, str, dict[str, Any]]] = [
 
 VECTOR_MCP_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("vec-search-auto", "lancedb_search", {"query": "how do refunds work"}),
-    ("vec-search-hybrid-prefix", "lancedb_search", {"query": "refund", "searchType": "hybrid",
-                                                    "pathPrefix": "policies/"}),
+    (
+        "vec-search-hybrid-prefix",
+        "lancedb_search",
+        {"query": "refund", "searchType": "hybrid", "pathPrefix": "policies/"},
+    ),
     ("vec-search-vector", "lancedb_search", {"query": "refund", "searchType": "vector", "limit": 4}),
     ("vec-query", "lancedb_query", {"question": "how do refunds work?", "contextBudget": 1500}),
     ("vec-status", "lancedb_status", {}),
@@ -123,8 +125,9 @@ def normalise(text: str, db: Path) -> str:
 def _cli_replies(cases: list[tuple[str, list[str]]], db: Path) -> dict[str, Any]:
     replies = {}
     for name, argv in cases:
-        result = CliRunner().invoke(app, [*argv, "--json", *(["--db", str(db)] if argv[0] != "version" else [])],
-                                    prog_name="lancelot")
+        result = CliRunner().invoke(
+            app, [*argv, "--json", *(["--db", str(db)] if argv[0] != "version" else [])], prog_name="lancelot"
+        )
         replies[name] = {"exit": result.exit_code, "stdout": normalise(result.stdout, db)}
     return replies
 
@@ -144,8 +147,9 @@ def _mcp_replies(cases: list[tuple[str, str, dict[str, Any]]], db: Path) -> dict
                 replies[name] = {
                     "isError": bool(result.is_error),
                     "text": [normalise(part.text, db) for part in result.content],
-                    "structured": None if structured is None else normalise(
-                        json.dumps(structured, ensure_ascii=False, separators=(",", ":")), db),
+                    "structured": None
+                    if structured is None
+                    else normalise(json.dumps(structured, ensure_ascii=False, separators=(",", ":")), db),
                 }
         return replies
 
@@ -158,10 +162,13 @@ def long_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from lancelot_cli.indexer import index_folder
 
     root = tmp_path_factory.mktemp("golden-docs")
-    sections = [f"## Part {n}\n\n" + " ".join(f"Step {n}.{k} checks the valve pressure and logs it."
-                                              for k in range(20)) for n in range(1, 9)]
-    (root / "manual.md").write_text("---\nkind: manual\nstatus: accepted\n---\n# Pump manual\n\n"
-                                    + "\n\n".join(sections) + "\n", encoding="utf-8")
+    sections = [
+        f"## Part {n}\n\n" + " ".join(f"Step {n}.{k} checks the valve pressure and logs it." for k in range(20))
+        for n in range(1, 9)
+    ]
+    (root / "manual.md").write_text(
+        "---\nkind: manual\nstatus: accepted\n---\n# Pump manual\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8"
+    )
     (root / "agents").mkdir()
     (root / "agents" / "Reviewer Bot.md").write_text("# Reviewer\n\nReview every change twice.\n", encoding="utf-8")
     (root / "notes.md").write_text("---\nkind: agent\ntitle: Helper\n---\nBe brief.\n", encoding="utf-8")
@@ -237,5 +244,11 @@ def test_mcp_replies_with_vectors_are_unchanged(vector_env: Any, vector_db: Path
 
 
 def test_long_document_replies_are_unchanged(long_db: Path) -> None:
-    _check("long", {"cli": _cli_replies(LONG_CLI_CASES, long_db), "mcp": _mcp_replies(LONG_MCP_CASES, long_db),
-                    "prompts": _prompts(long_db)})
+    _check(
+        "long",
+        {
+            "cli": _cli_replies(LONG_CLI_CASES, long_db),
+            "mcp": _mcp_replies(LONG_MCP_CASES, long_db),
+            "prompts": _prompts(long_db),
+        },
+    )

@@ -123,22 +123,30 @@ def test_an_alias_bomb_is_skipped_and_the_run_goes_on(tmp_path: Path, levels: in
     write(docs / "bomb.md", alias_bomb(levels))
     write(docs / "fine.md", "---\nstatus: ok\n---\n# Fine\n\nAn ordinary page.\n")
     assert len((docs / "bomb.md").read_bytes()) < 500
-    done = subprocess.run([sys.executable, "-c", BOMB_RUN, str(docs), str(tmp_path / "db")], capture_output=True,
-                          text=True, timeout=60, env=subprocess_env())
+    done = subprocess.run(
+        [sys.executable, "-c", BOMB_RUN, str(docs), str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert any(line.startswith("bomb.md |") and "expands to more than" in line for line in lines), lines
     assert {r["path"] for r in rows(tmp_path / "db")} == {"fine.md"}
 
 
-@pytest.mark.parametrize("front, reason", [
-    ("a: &a [*a]", "refers to itself"),
-    ("a: &a {b: *a}", "refers to itself"),
-    ("a: " + "[" * 40 + "]" * 40, "deep"),
-    ("a: " + "[" * 5000 + "]" * 5000, "YAML"),  # libyaml stops at 1,000 levels; the pure-Python parser recurses
-    ("a: '" + "x" * 70_000 + "'", "longer than"),
-    ("a: &s '" + "x" * 60_000 + "'\nb: [" + ", ".join(["*s"] * 10) + "]", "characters"),
-])
+@pytest.mark.parametrize(
+    "front, reason",
+    [
+        ("a: &a [*a]", "refers to itself"),
+        ("a: &a {b: *a}", "refers to itself"),
+        ("a: " + "[" * 40 + "]" * 40, "deep"),
+        ("a: " + "[" * 5000 + "]" * 5000, "YAML"),  # libyaml stops at 1,000 levels; the pure-Python parser recurses
+        ("a: '" + "x" * 70_000 + "'", "longer than"),
+        ("a: &s '" + "x" * 60_000 + "'\nb: [" + ", ".join(["*s"] * 10) + "]", "characters"),
+    ],
+)
 def test_front_matter_over_a_bound_is_refused_with_a_reason(tmp_path: Path, front: str, reason: str) -> None:
     write(tmp_path / "x.md", f"---\n{front}\n---\n# X\n\nbody\n")
     with pytest.raises(SourceError, match=reason):
@@ -146,8 +154,10 @@ def test_front_matter_over_a_bound_is_refused_with_a_reason(tmp_path: Path, fron
 
 
 def test_front_matter_with_ordinary_aliases_still_works(tmp_path: Path) -> None:
-    write(tmp_path / "x.md",
-          "---\nbase: &b {owner: ops, tier: 2}\nsame: *b\ntags: &t [a, b]\nmore: *t\n---\n# X\n\nbody\n")
+    write(
+        tmp_path / "x.md",
+        "---\nbase: &b {owner: ops, tier: 2}\nsame: *b\ntags: &t [a, b]\nmore: *t\n---\n# X\n\nbody\n",
+    )
     meta = read_document(tmp_path, "x.md").meta
     assert meta["same"] == meta["base"] == '{"owner": "ops", "tier": 2}' and meta["more"] == ["a", "b"]
 
@@ -206,8 +216,15 @@ def test_cli_summary_names_the_dropped_keys(tmp_path: Path) -> None:
 
 
 def deep_page(depth: int, before: str = "") -> str:
-    return (f"<html><head><title>Deep page</title></head><body>{before}" + "<div>" * depth
-            + "<p>" + "The buried words are here. " * 40 + "</p>" + "</div>" * depth + "</body></html>")
+    return (
+        f"<html><head><title>Deep page</title></head><body>{before}"
+        + "<div>" * depth
+        + "<p>"
+        + "The buried words are here. " * 40
+        + "</p>"
+        + "</div>" * depth
+        + "</body></html>"
+    )
 
 
 def test_a_page_nested_too_deep_to_read_is_skipped_with_a_reason(tmp_path: Path) -> None:

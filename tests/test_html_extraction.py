@@ -100,8 +100,7 @@ def test_docbook_page_keeps_every_heading_and_drops_its_navigation(tmp_path: Pat
 
 def test_sphinx_page_keeps_headings_without_sidebar_or_permalinks(tmp_path: Path) -> None:
     doc = read_document(write(tmp_path / "docs", "querysets.html", SPHINX_THEME), "querysets.html")
-    assert headings(doc.text) == ["# QuerySet API", "## When QuerySets are evaluated", "### Pickling",
-                                  "#### Caveats"]
+    assert headings(doc.text) == ["# QuerySet API", "## When QuerySets are evaluated", "### Pickling", "#### Caveats"]
     for chrome in ("Contents", "Browse", "Sidebar entry", "Download", "previous", "Footer navigation"):
         assert chrome not in doc.text
     assert "¶" not in doc.text
@@ -125,8 +124,13 @@ def test_an_indexed_docbook_page_is_found_under_its_title(tmp_path: Path) -> Non
 
 
 def deep_main(depth: int, tag: str = "div", before: str = "") -> str:
-    return (f"<html><head><title>Deep page</title></head><body><main>{before}" + f"<{tag}>" * depth
-            + "The buried words are here. " * 40 + f"</{tag}>" * depth + "</main></body></html>")
+    return (
+        f"<html><head><title>Deep page</title></head><body><main>{before}"
+        + f"<{tag}>" * depth
+        + "The buried words are here. " * 40
+        + f"</{tag}>" * depth
+        + "</main></body></html>"
+    )
 
 
 def test_a_container_nested_too_deep_is_still_skipped_or_read_in_part(tmp_path: Path) -> None:
@@ -142,10 +146,12 @@ def test_a_container_nested_too_deep_is_still_skipped_or_read_in_part(tmp_path: 
 
 
 def test_an_article_keeps_a_header_that_holds_its_title_and_drops_its_navigation(tmp_path: Path) -> None:
-    page = ("<html><head><title>Install | Gadget</title></head><body><nav>Docs Blog GitHub</nav>"
-            "<main><article><nav class='breadcrumbs'>Home / Guides</nav><header><h1>Install</h1></header>"
-            "<p>Run <code>pip install gadget</code> to install it.</p><h2>Upgrade</h2><p>Run it again with "
-            "<code>-U</code>.</p><footer>Edit this page</footer></article><aside>On this page</aside></main>"
-            "<footer>Copyright Gadget</footer></body></html>")
+    page = (
+        "<html><head><title>Install | Gadget</title></head><body><nav>Docs Blog GitHub</nav>"
+        "<main><article><nav class='breadcrumbs'>Home / Guides</nav><header><h1>Install</h1></header>"
+        "<p>Run <code>pip install gadget</code> to install it.</p><h2>Upgrade</h2><p>Run it again with "
+        "<code>-U</code>.</p><footer>Edit this page</footer></article><aside>On this page</aside></main>"
+        "<footer>Copyright Gadget</footer></body></html>"
+    )
     doc = read_document(write(tmp_path / "docs", "install.html", page), "install.html")
     assert doc.text == "# Install\n\nRun `pip install gadget` to install it.\n\n## Upgrade\n\nRun it again with `-U`."

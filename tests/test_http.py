@@ -43,8 +43,12 @@ ORIGINS = "https://app.example,https://other.example"
 def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str) -> Served:
     """Spawn `lancelot serve ARGS` on ``db`` and wait (bounded) until ``127.0.0.1:port`` accepts connections."""
     (workdir / "config").mkdir(parents=True, exist_ok=True)
-    environ = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(workdir / "config"),
-                             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **env)
+    environ = subprocess_env(
+        LANCEDB_PATH=str(db),
+        LANCELOT_CONFIG_DIR=str(workdir / "config"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        **env,
+    )
     return spawn_serve(lancelot_command(), args, port, workdir, environ)
 
 
@@ -86,8 +90,7 @@ def open_bind(spawn: Any, sample_db: Path) -> Served:
 @pytest.fixture(scope="module")
 def open_bind_listed(spawn: Any, sample_db: Path) -> Served:
     port = free_port()
-    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db,
-                 LANCELOT_ALLOWED_HOSTS=f"myhost:{port}")
+    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db, LANCELOT_ALLOWED_HOSTS=f"myhost:{port}")
 
 
 # -- raw HTTP -------------------------------------------------------------------------------------
@@ -103,15 +106,21 @@ class Reply:
         return json.loads(self.body)
 
 
-def rpc(name: str = "lancedb_version", arguments: dict[str, Any] | None = None,
-        id: int = 1) -> bytes:  # noqa: A002 - the JSON-RPC member it fills
-    return json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                       "params": {"name": name, "arguments": arguments or {}}}).encode()
+def rpc(name: str = "lancedb_version", arguments: dict[str, Any] | None = None, id: int = 1) -> bytes:  # noqa: A002 - the JSON-RPC member it fills
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments or {}}}
+    ).encode()
 
 
-def request(port: int, method: str = "POST", path: str = "/mcp", body: bytes | None = None,
-            headers: dict[str, str] | None = None, conn: http.client.HTTPConnection | None = None,
-            timeout: float = 10.0) -> Reply:
+def request(
+    port: int,
+    method: str = "POST",
+    path: str = "/mcp",
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    conn: http.client.HTTPConnection | None = None,
+    timeout: float = 10.0,
+) -> Reply:
     """One request with http.client. Host defaults to ``127.0.0.1:PORT``; a ``Host`` in ``headers``
     replaces it. POSTs get a JSON tools/call body and the Content-Type/Accept the SDK wants."""
     own = conn is None
@@ -158,11 +167,14 @@ async def in_process_tool_names(db: Path) -> set[str]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("mode", "protocols"), [("auto", {"2026-07-28"}),
-                                                 ("legacy", {"2024-11-05", "2025-03-26", "2025-06-18",
-                                                             "2025-11-25"})], ids=["auto", "legacy"])
-async def test_sdk_client_lists_and_calls_the_four_tools(loopback: Served, sample_db: Path, mode: str,
-                                                         protocols: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("mode", "protocols"),
+    [("auto", {"2026-07-28"}), ("legacy", {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})],
+    ids=["auto", "legacy"],
+)
+async def test_sdk_client_lists_and_calls_the_four_tools(
+    loopback: Served, sample_db: Path, mode: str, protocols: set[str]
+) -> None:
     async with Client(loopback.url, mode=mode) as client:
         assert client.protocol_version in protocols
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -306,8 +318,9 @@ def test_loopback_host_values_are_allowed(loopback: Served, host: str) -> None:
     assert_tool_reply(request(loopback.port, headers={"Host": host.format(port=loopback.port)}))
 
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "evil.example:{port}", "127.0.0.1:{other}",
-                                  "localhost:{other}", "evil.example"])
+@pytest.mark.parametrize(
+    "host", ["localhost", "127.0.0.1", "evil.example:{port}", "127.0.0.1:{other}", "localhost:{other}", "evil.example"]
+)
 def test_other_host_values_are_403_on_loopback(loopback: Served, host: str) -> None:
     other = loopback.port + 1 if loopback.port < 65535 else loopback.port - 1
     reply = request(loopback.port, headers={"Host": host.format(port=loopback.port, other=other)})
@@ -420,9 +433,17 @@ def test_bare_http_listens_on_3000(spawn: Any, sample_db: Path) -> None:
     served.stop(signal.SIGINT)
 
 
-@pytest.mark.parametrize("form", [["--http={port}"], ["--http", "{port}"], ["--port", "{port}"],
-                                  ["--http", "--port", "{port}"], ["--port", "{port}", "--http"]],
-                         ids=["http=PORT", "http PORT", "port PORT", "http --port PORT", "port PORT --http"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        ["--http={port}"],
+        ["--http", "{port}"],
+        ["--port", "{port}"],
+        ["--http", "--port", "{port}"],
+        ["--port", "{port}", "--http"],
+    ],
+    ids=["http=PORT", "http PORT", "port PORT", "http --port PORT", "port PORT --http"],
+)
 def test_port_options_through_the_console_script(spawn: Any, sample_db: Path, form: list[str]) -> None:
     port = free_port()
     served = spawn([arg.format(port=port) for arg in form], port, sample_db)
@@ -432,16 +453,19 @@ def test_port_options_through_the_console_script(spawn: Any, sample_db: Path, fo
     served.stop(signal.SIGINT)
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["serve", "--http"], ["serve", "--http", "3000"]),
-    (["serve", "--http", "8080"], ["serve", "--http", "8080"]),
-    (["serve", "--http=8080"], ["serve", "--http=8080"]),
-    (["serve", "--http", "--host", "0.0.0.0"], ["serve", "--http", "3000", "--host", "0.0.0.0"]),
-    (["--db", "x", "serve", "--http"], ["--db", "x", "serve", "--http", "3000"]),
-    (["serve", "--port", "8080"], ["serve", "--port", "8080"]),
-    (["serve"], ["serve"]),
-    (["serve", "--", "--http"], ["serve", "--", "--http"]),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["serve", "--http"], ["serve", "--http", "3000"]),
+        (["serve", "--http", "8080"], ["serve", "--http", "8080"]),
+        (["serve", "--http=8080"], ["serve", "--http=8080"]),
+        (["serve", "--http", "--host", "0.0.0.0"], ["serve", "--http", "3000", "--host", "0.0.0.0"]),
+        (["--db", "x", "serve", "--http"], ["--db", "x", "serve", "--http", "3000"]),
+        (["serve", "--port", "8080"], ["serve", "--port", "8080"]),
+        (["serve"], ["serve"]),
+        (["serve", "--", "--http"], ["serve", "--", "--http"]),
+    ],
+)
 def test_with_http_default(args: list[str], expected: list[str]) -> None:
     assert with_http_default(args) == expected
 
@@ -501,26 +525,52 @@ def test_accepted_connections_are_not_delayed_by_nagle() -> None:
 # -- 8. hostile bodies and content types (issue 16 #6, #7) -------------------------------------------
 
 
-@pytest.mark.parametrize("body", [b'{"a":' * 3000 + b"1" + b"}" * 3000, b"[" * 3000 + b"]" * 3000,
-                                  b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b"[" * 200
-                                  + b"]" * 200 + b"}", b"42", b'"text"', b"null", b"\xff\xfe{}", b""],
-                         ids=["objects-3000", "arrays-3000", "params-200", "number", "string", "null",
-                              "not-utf8", "empty"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":' * 3000 + b"1" + b"}" * 3000,
+        b"[" * 3000 + b"]" * 3000,
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + b"[" * 200 + b"]" * 200 + b"}",
+        b"42",
+        b'"text"',
+        b"null",
+        b"\xff\xfe{}",
+        b"",
+    ],
+    ids=["objects-3000", "arrays-3000", "params-200", "number", "string", "null", "not-utf8", "empty"],
+)
 def test_a_body_that_is_not_acceptable_json_is_400_parse_error(loopback: Served, body: bytes) -> None:
     error = assert_error(request(loopback.port, body=body), 400)
     assert error["code"] == -32700 and error["message"].startswith("Parse error"), error
 
 
-@pytest.mark.parametrize("content_type", ["application/json", "APPLICATION/JSON", "Application/Json",
-                                          "application/json; charset=utf-8", 'application/json;charset="UTF-8"',
-                                          "application/json ; foo=bar"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/json",
+        "APPLICATION/JSON",
+        "Application/Json",
+        "application/json; charset=utf-8",
+        'application/json;charset="UTF-8"',
+        "application/json ; foo=bar",
+    ],
+)
 def test_json_media_type_is_parsed_not_prefix_matched(loopback: Served, content_type: str) -> None:
     assert_tool_reply(request(loopback.port, headers={"Content-Type": content_type}))
 
 
-@pytest.mark.parametrize("content_type", ["application/jsonx", "application/json-patch+json", "text/plain",
-                                          "application/x-www-form-urlencoded", "application/json; charset=latin-1",
-                                          "text/json", ""])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/jsonx",
+        "application/json-patch+json",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/json; charset=latin-1",
+        "text/json",
+        "",
+    ],
+)
 def test_other_media_types_are_415_with_a_json_rpc_error(loopback: Served, content_type: str) -> None:
     error = assert_error(request(loopback.port, headers={"Content-Type": content_type}), 415)
     assert "application/json" in error["message"] or "UTF-8" in error["message"], error
@@ -557,7 +607,7 @@ def _closed_after(sock: socket.socket, limit: float, trickle: bytes = b"", step:
     while time.monotonic() < deadline:
         if position < len(trickle):
             try:
-                sock.send(trickle[position:position + 1])
+                sock.send(trickle[position : position + 1])
                 position += 1
             except OSError:  # reset or broken pipe: closed by the server
                 return received
@@ -652,8 +702,13 @@ def test_a_trickle_after_a_reply_meets_the_header_deadline_too(short_timeouts: S
 
 def test_connections_over_the_cap_get_503_at_once_and_the_server_recovers(spawn: Any, sample_db: Path) -> None:
     port = free_port()
-    spawn(["--http", str(port)], port, sample_db, LANCELOT_HTTP_MAX_CONNECTIONS="8",
-          **{**SHORT, "LANCELOT_HTTP_HEADER_TIMEOUT": "3"})
+    spawn(
+        ["--http", str(port)],
+        port,
+        sample_db,
+        LANCELOT_HTTP_MAX_CONNECTIONS="8",
+        **{**SHORT, "LANCELOT_HTTP_HEADER_TIMEOUT": "3"},
+    )
     assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))  # warm: lancedb loaded
     held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(8)]
     try:
@@ -680,8 +735,14 @@ def test_a_port_in_use_is_one_line_and_exit_1(tmp_path: Path, sample_db: Path) -
         taken.listen()
         port = taken.getsockname()[1]
         env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path))
-        done = subprocess.run([*lancelot_command(), "serve", "--http", str(port)], capture_output=True, text=True,
-                              env=env, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [*lancelot_command(), "serve", "--http", str(port)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == 1, done
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -699,8 +760,13 @@ def test_http_with_a_missing_database_warns_once_and_serves_after_index(spawn: A
     assert len(warnings) == 1 and str(db) in warnings[0] and "lancelot index" in warnings[0], served.stderr
     result = assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))
     assert result["isError"] and "does not exist" in result["content"][0]["text"]
-    subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)], check=True, capture_output=True,
-                   env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")), timeout=120)
+    subprocess.run(
+        [*lancelot_command(), "index", str(SAMPLE_DOCS), str(db)],
+        check=True,
+        capture_output=True,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "cfg")),
+        timeout=120,
+    )
     result = assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"})))
     assert not result["isError"] and result["structuredContent"]["count"] > 0, result
 
@@ -717,8 +783,10 @@ def test_a_batch_array_is_refused_in_one_line(loopback: Served) -> None:
 
 @pytest.mark.parametrize("query", ["refund \\ud800", "refund \\ud83d\\ude00"], ids=["lone-half", "a-pair"])
 def test_a_lone_surrogate_escape_is_read_as_a_replacement_character(loopback: Served, query: str) -> None:
-    body = ('{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lancedb_search", '
-            '"arguments": {"query": "' + query + '", "limit": 3}}}').encode()
+    body = (
+        '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lancedb_search", '
+        '"arguments": {"query": "' + query + '", "limit": 3}}}'
+    ).encode()
     result = assert_tool_reply(request(loopback.port, body=body), id=4)
     found = result["structuredContent"]
     assert found["query"] == json.loads(f'"{query}"').encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -24,8 +24,11 @@ BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
 def served(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     port = free_port()
     work = tmp_path_factory.mktemp("framing")
-    env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(work / "config"),
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env = subprocess_env(
+        LANCEDB_PATH=str(sample_db),
+        LANCELOT_CONFIG_DIR=str(work / "config"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
     server = spawn_serve(lancelot_command(), ["--http", str(port)], port, work, env)
     yield server
     server.stop()
@@ -42,8 +45,9 @@ def _exchange(port: int, request: bytes) -> tuple[bytes, bool]:
                 return data, True
             data += chunk
         head, _, rest = data.partition(b"\r\n\r\n")
-        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next(
+            int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+        )
         while len(rest) < length:
             rest += sock.recv(65536)
         sock.settimeout(1.5)  # well under the idle keep-alive timeout (5 s)
@@ -55,8 +59,13 @@ def _exchange(port: int, request: bytes) -> tuple[bytes, bool]:
 
 
 def _post(port: int, extra_headers: bytes, body: bytes = BODY) -> bytes:
-    return (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\ncontent-type: application/json\r\n" % port
-            + b"accept: application/json, text/event-stream\r\n" + extra_headers + b"\r\n" + body)
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\ncontent-type: application/json\r\n" % port
+        + b"accept: application/json, text/event-stream\r\n"
+        + extra_headers
+        + b"\r\n"
+        + body
+    )
 
 
 def test_a_well_formed_request_keeps_its_connection(served: Served) -> None:
@@ -67,8 +76,9 @@ def test_a_well_formed_request_keeps_its_connection(served: Served) -> None:
 
 def test_transfer_encoding_with_content_length_is_refused_and_closed(served: Served) -> None:
     chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(BODY), BODY)
-    reply, closed = _exchange(served.port, _post(served.port, b"content-length: %d\r\ntransfer-encoding: chunked\r\n"
-                                                  % len(chunked), chunked))
+    reply, closed = _exchange(
+        served.port, _post(served.port, b"content-length: %d\r\ntransfer-encoding: chunked\r\n" % len(chunked), chunked)
+    )
     assert reply.startswith(b"HTTP/1.1 400")
     assert b"Transfer-Encoding" in reply and closed
 

@@ -17,8 +17,14 @@ from lancelot_cli.engine import Engine
 from lancelot_cli.settings import load
 from tests.support.embed_server import embed
 
-QUERIES = ["lost parcel", "refund policy", "kayak freight delivery", "gift cards expire",
-           "scanner offline counts", "warranty repair workshop"]
+QUERIES = [
+    "lost parcel",
+    "refund policy",
+    "kayak freight delivery",
+    "gift cards expire",
+    "scanner offline counts",
+    "warranty repair workshop",
+]
 K, DEPTH = 10, 100  # RRF_K and HYBRID_DEPTH as documented in engine/ranking.py
 
 
@@ -43,8 +49,9 @@ def test_hybrid_is_the_fusion_of_both_legs(vector_env, vector_db, query):
     want = reference(vector_db, query, 8)
     # equal fused scores may come in either order: compare the scores in order and the sets of ids
     assert [score for _, score in got] == pytest.approx([score for _, score in want], abs=1e-6)
-    assert {row_id for row_id, score in got if score > want[-1][1] + 1e-6} == \
-        {row_id for row_id, score in want if score > want[-1][1] + 1e-6}
+    assert {row_id for row_id, score in got if score > want[-1][1] + 1e-6} == {
+        row_id for row_id, score in want if score > want[-1][1] + 1e-6
+    }
 
 
 def test_hybrid_searches_from_threads_get_their_own_replies(vector_env):

@@ -13,8 +13,13 @@ from lancelot_cli.settings import ConfigError, load
 from lancelot_cli.storage.reader import ReadOnlyDatabase
 
 # Pseudo-words (no stemming or stop word merges them), Zipf-like: posting lists of every length.
-WORDS = [a + b + c + d for a in ("ka", "lo", "mi", "su", "te", "ra", "bo", "ze") for b in ("ne", "vo", "di", "pu")
-         for c in ("rt", "lm", "sk", "nd", "x", "q", "ph", "z") for d in ("a", "o", "u", "ei")]
+WORDS = [
+    a + b + c + d
+    for a in ("ka", "lo", "mi", "su", "te", "ra", "bo", "ze")
+    for b in ("ne", "vo", "di", "pu")
+    for c in ("rt", "lm", "sk", "nd", "x", "q", "ph", "z")
+    for d in ("a", "o", "u", "ei")
+]
 WEIGHTS = [1 / (rank + 1) ** 0.8 for rank in range(len(WORDS))]
 ROWS = 40_000
 
@@ -29,8 +34,9 @@ def big_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = random.Random(3)
     texts = [" ".join(rng.choices(WORDS, WEIGHTS, k=60)) for _ in range(ROWS)]
     db = tmp_path_factory.mktemp("cache") / "db"
-    table = lancedb.connect(str(db)).create_table("documents", pa.table({"id": [str(i) for i in range(ROWS)],
-                                                                         "text": texts}))
+    table = lancedb.connect(str(db)).create_table(
+        "documents", pa.table({"id": [str(i) for i in range(ROWS)], "text": texts})
+    )
     table.create_index("text", config=fts_config())
     return db
 
@@ -61,8 +67,9 @@ def test_the_cap_bounds_the_index_cache_and_changes_no_result(big_table: Path) -
 def test_the_engine_opens_its_database_with_the_setting(big_table: Path, tmp_path: Path) -> None:
     from lancelot_cli.engine import Engine
 
-    settings = load(environ={"LANCEDB_PATH": str(big_table), "LANCELOT_CONFIG_DIR": str(tmp_path),
-                             "LANCELOT_INDEX_CACHE_MB": "1"})
+    settings = load(
+        environ={"LANCEDB_PATH": str(big_table), "LANCELOT_CONFIG_DIR": str(tmp_path), "LANCELOT_INDEX_CACHE_MB": "1"}
+    )
     assert settings.index_cache_mb == 1
     engine = Engine(settings)
     for query in queries(150):

@@ -26,8 +26,10 @@ from tests.conftest import lancelot_command, subprocess_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
-_WORDS = ("lance table index search vector query folder python memory signal worker parent commit reader "
-          "writer schema column chunk token stem").split()
+_WORDS = (
+    "lance table index search vector query folder python memory signal worker parent commit reader "
+    "writer schema column chunk token stem"
+).split()
 
 
 def make_pages(root: Path, count: int, seed: int = 1, tag: str = "") -> None:
@@ -39,13 +41,16 @@ def make_pages(root: Path, count: int, seed: int = 1, tag: str = "") -> None:
     for i in range(count):
         sections = []
         for s in range(6):
-            paragraphs = "".join(f"<p>{' '.join(rnd.choice(_WORDS) for _ in range(60))} page{i}{tag}.</p>"
-                                 for _ in range(4))
+            paragraphs = "".join(
+                f"<p>{' '.join(rnd.choice(_WORDS) for _ in range(60))} page{i}{tag}.</p>" for _ in range(4)
+            )
             items = "".join(f"<li>item {k} {rnd.choice(_WORDS)}</li>" for k in range(8))
             sections.append(f"<h2>Section {s} of page {i}</h2>{paragraphs}<ul>{items}</ul>")
         (root / f"page{i:04d}.html").write_text(
             f"<html><head><title>Page {i}</title></head><body><nav><a href='x'>home</a></nav>"
-            f"<div class='page'><h1>Page {i}</h1>{''.join(sections)}</div></body></html>", encoding="utf-8")
+            f"<div class='page'><h1>Page {i}</h1>{''.join(sections)}</div></body></html>",
+            encoding="utf-8",
+        )
 
 
 def group_members(pgid: int) -> list[int]:
@@ -58,7 +63,7 @@ def group_members(pgid: int) -> list[int]:
             stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state ppid pgrp ...
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp ...
         if int(fields[2]) == pgid and fields[0] not in {"Z", "X"}:
             found.append(int(entry))
     return found
@@ -90,15 +95,30 @@ def table_state(db: Path, table: str = "documents") -> tuple[int, int] | None:
     return int(tbl.version), int(tbl.count_rows())
 
 
-def start_index(src: Path, db: Path, config: Path, *extra: str, env: dict[str, str] | None = None
-                ) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*lancelot_command(), "index", str(src), str(db), *extra], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            env=env or subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="200"))
+def start_index(
+    src: Path, db: Path, config: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*lancelot_command(), "index", str(src), str(db), *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env or subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="200"),
+    )
 
 
-def interrupt_once(src: Path, db: Path, config: Path, sig: int, delay: float, *, to_group: bool = True,
-                   after: str = "lock", grace: float = 1.0) -> dict[str, Any]:
+def interrupt_once(
+    src: Path,
+    db: Path,
+    config: Path,
+    sig: int,
+    delay: float,
+    *,
+    to_group: bool = True,
+    after: str = "lock",
+    grace: float = 1.0,
+) -> dict[str, Any]:
     """Start `lancelot index --rebuild`, send ``sig`` ``delay`` s after it took the writer lock
     (``after="lock"``) or after its workers appeared (``after="workers"``), to the group like a
     terminal's Ctrl-C or to the parent alone, and see how the run ends."""
@@ -149,11 +169,20 @@ def interrupt_once(src: Path, db: Path, config: Path, sig: int, delay: float, *,
     err = "".join(line for _, line in lines)
     said = [when - sent for when, _ in lines if when >= sent]
     proc.stdout and proc.stdout.close()
-    return {"signal": signal.Signals(sig).name, "delay": round(delay, 2), "finishedFirst": finished_first,
-            "code": code, "lineSeconds": round(said[0], 3) if said else None, "exitSeconds": round(exit_s, 3),
-            "members": members, "leftover": left,
-            "groupGoneSeconds": round(gone_s, 3), "stderr": err,
-            "tableBefore": before, "tableAfter": table_state(db)}
+    return {
+        "signal": signal.Signals(sig).name,
+        "delay": round(delay, 2),
+        "finishedFirst": finished_first,
+        "code": code,
+        "lineSeconds": round(said[0], 3) if said else None,
+        "exitSeconds": round(exit_s, 3),
+        "members": members,
+        "leftover": left,
+        "groupGoneSeconds": round(gone_s, 3),
+        "stderr": err,
+        "tableBefore": before,
+        "tableAfter": table_state(db),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -165,17 +194,26 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _first_index(pages: Path, tmp_path: Path) -> Path:
     db = tmp_path / "db"
-    done = subprocess.run([*lancelot_command(), "index", str(pages), str(db)], capture_output=True, text=True,
-                          env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"), timeout=300)
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(pages), str(db)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return db
 
 
 def test_no_fork_warning_when_html_is_read_in_parallel(pages: Path, tmp_path: Path) -> None:
     """lancedb warns when a process that loaded it forks; the pool must not fork such a process."""
-    done = subprocess.run([*lancelot_command(), "index", str(pages), str(tmp_path / "db"), "--json", "--no-embed"],
-                          capture_output=True, text=True, timeout=300,
-                          env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"))
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(pages), str(tmp_path / "db"), "--json", "--no-embed"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"),
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["files"] == 240
     assert "fork support is experimental" not in done.stderr, done.stderr
@@ -193,14 +231,17 @@ def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, t
         sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGTERM
         after = "lock" if attempt % 4 < 2 else "workers"  # also while lancedb loads, before the pool
         results.append(interrupt_once(pages, db, tmp_path, sig, rnd.uniform(0.0, 2.0), after=after))
-    summary = [{k: r[k] for k in ("signal", "delay", "code", "lineSeconds", "exitSeconds", "members", "leftover")}
-               for r in results]
+    summary = [
+        {k: r[k] for k in ("signal", "delay", "code", "lineSeconds", "exitSeconds", "members", "leftover")}
+        for r in results
+    ]
     print("\n" + "\n".join(json.dumps(s) for s in summary))
     for r in results:
         # A signal that lands as the finished run exits (its report out, exit 0 within a moment,
         # nothing said after it) had nothing left to stop: the run finished first.
-        r["finishedFirst"] = r["finishedFirst"] or (r["code"] == 0 and r["lineSeconds"] is None
-                                                    and r["exitSeconds"] < 0.25)
+        r["finishedFirst"] = r["finishedFirst"] or (
+            r["code"] == 0 and r["lineSeconds"] is None and r["exitSeconds"] < 0.25
+        )
     problems = []
     for r in results:
         if r["finishedFirst"]:
@@ -210,13 +251,16 @@ def test_ctrl_c_and_sigterm_at_random_moments_end_the_run_cleanly(pages: Path, t
         # The run ends (workers reaped, its line printed after the signal) and no process is left.
         said = r["lineSeconds"]
         if r["code"] != expected or said is None or r["leftover"]:
-            problems.append(f"{r['signal']} at {r['delay']} s: exit {r['code']}, line after {r['lineSeconds']} s, "
-                            f"exit after {r['exitSeconds']} s, left {r['leftover']}")
+            problems.append(
+                f"{r['signal']} at {r['delay']} s: exit {r['code']}, line after {r['lineSeconds']} s, "
+                f"exit after {r['exitSeconds']} s, left {r['leftover']}"
+            )
         if len(lines) != 1 or "Traceback" in r["stderr"]:
             problems.append(f"{r['signal']} at {r['delay']} s printed: {r['stderr'][-2000:]}")
         if r["tableAfter"] != r["tableBefore"]:
-            problems.append(f"{r['signal']} at {r['delay']} s changed the table: {r['tableBefore']} -> "
-                            f"{r['tableAfter']}")
+            problems.append(
+                f"{r['signal']} at {r['delay']} s changed the table: {r['tableBefore']} -> {r['tableAfter']}"
+            )
     assert not problems, "\n".join(problems)
     assert sum(not r["finishedFirst"] for r in results) >= 15, summary
     assert sum(r["members"] > 2 for r in results) >= 8, summary  # many landed while the workers ran
@@ -234,19 +278,26 @@ def test_sigkill_of_the_parent_leaves_no_worker_and_no_lock(pages: Path, tmp_pat
         # A worker still starting its interpreter when the parent dies exits when it reaches its
         # loop (it checks its parent there); under load that can take a second or two.
         # Within 0.6 s of the first worker: parsing is fast now, and the kill is meant for the pool.
-        r = interrupt_once(pages, db, tmp_path, signal.SIGKILL, rnd.uniform(0.0, 0.6), to_group=False,
-                           after="workers", grace=5.0)
+        r = interrupt_once(
+            pages, db, tmp_path, signal.SIGKILL, rnd.uniform(0.0, 0.6), to_group=False, after="workers", grace=5.0
+        )
         gone.append(r["groupGoneSeconds"])
         leftovers.append(r["leftover"])
         pooled += r["members"] > 2  # the parent, the resource tracker, and at least one worker
         assert r["tableAfter"] == r["tableBefore"] or r["finishedFirst"], r
-    print(f"\nleft after SIGKILL: {leftovers}; kills while workers ran: {pooled}; seconds until the group "
-          f"was gone: {gone}")
+    print(
+        f"\nleft after SIGKILL: {leftovers}; kills while workers ran: {pooled}; seconds until the group "
+        f"was gone: {gone}"
+    )
     assert not any(leftovers), leftovers
     assert pooled >= 6
-    done = subprocess.run([*lancelot_command(), "index", str(pages), str(db), "--json"], capture_output=True,
-                          text=True, env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"),
-                          timeout=300)
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(pages), str(db), "--json"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="200"),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -263,8 +314,9 @@ def test_a_missing_module_fails_the_run_with_what_to_install(tmp_path: Path, cou
     (src / "notes.md").write_text("# Notes\n\nplain text still reads fine\n")
     env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path), COLUMNS="300")
     env["PYTHONPATH"] = str(blocker) + os.pathsep + env["PYTHONPATH"]
-    done = subprocess.run([*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True, env=env, timeout=300
+    )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 1, done.stderr
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -318,8 +370,14 @@ def interrupt_commit(src: Path, db: Path, config: Path, sig: int) -> dict[str, A
     os.killpg(proc.pid, sig)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=30)
-    return {"code": proc.returncode, "stderr": err.decode(), "seconds": time.monotonic() - sent,
-            "pgid": proc.pid, "tableBefore": before, "tableAfter": table_state(db)}
+    return {
+        "code": proc.returncode,
+        "stderr": err.decode(),
+        "seconds": time.monotonic() - sent,
+        "pgid": proc.pid,
+        "tableBefore": before,
+        "tableAfter": table_state(db),
+    }
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -341,5 +399,10 @@ def test_an_interrupt_during_the_commit_waits_for_it_and_says_so(tmp_path: Path,
 
 
 def _first_index_of(src: Path, db: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True,
-                          env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="200"), timeout=300)
+    return subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="200"),
+        timeout=300,
+    )

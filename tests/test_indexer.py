@@ -316,8 +316,11 @@ def test_chunking_keeps_every_visible_character_of_any_text(text: str, size: int
         ("closed.md", "## Closed heading ##\n\nBody.\n", "Closed heading"),
         ("setext.md", "Setext title\n============\n\nBody text.\n\n# Later heading\n", "Setext title"),
         ("setext2.md", "Second level\n------------\n\nBody.\n", "Second level"),
-        ("front.md", "---\ntitle: from yaml\nauthor: someone\n---\n\nSome text.\n\n# After front matter\n",
-         "from yaml"),  # the front matter's title wins over the first heading
+        (
+            "front.md",
+            "---\ntitle: from yaml\nauthor: someone\n---\n\nSome text.\n\n# After front matter\n",
+            "from yaml",
+        ),  # the front matter's title wins over the first heading
         ("plain.md", "No heading in here.\n\nJust paragraphs.\n", "plain.md"),
         ("hashtag.md", "#nospace is not a heading\n\nBody.\n", "hashtag.md"),
         ("notes.txt", "# Text file heading\n\nPlain text body.\n", "Text file heading"),
@@ -355,11 +358,14 @@ def test_title_ending_in_hash_is_kept() -> None:
 
 
 def test_html_title_from_title_element_without_permalink_mark(tmp_path: Path) -> None:
-    write(tmp_path / "page.html", (
-        "<!DOCTYPE html><html><head><title>Returns   and\n exchanges ¶</title></head><body>"
-        "<h1>Another heading</h1><p>Customers may return goods within thirty days of purchase.</p>"
-        "</body></html>"
-    ))
+    write(
+        tmp_path / "page.html",
+        (
+            "<!DOCTYPE html><html><head><title>Returns   and\n exchanges ¶</title></head><body>"
+            "<h1>Another heading</h1><p>Customers may return goods within thirty days of purchase.</p>"
+            "</body></html>"
+        ),
+    )
     doc = read_document(tmp_path, "page.html")
     assert doc.title == "Returns and exchanges"
     assert "thirty days" in doc.text
@@ -367,11 +373,14 @@ def test_html_title_from_title_element_without_permalink_mark(tmp_path: Path) ->
 
 
 def test_html_without_title_uses_first_h1(tmp_path: Path) -> None:
-    write(tmp_path / "sub" / "page.htm", (
-        "<html><head><meta charset='utf-8'></head><body><h1>Opening hours"
-        "<a class='headerlink' href='#x'>¶</a></h1><h1>Second</h1>"
-        "<p>The shop opens at nine and closes at six on weekdays.</p></body></html>"
-    ))
+    write(
+        tmp_path / "sub" / "page.htm",
+        (
+            "<html><head><meta charset='utf-8'></head><body><h1>Opening hours"
+            "<a class='headerlink' href='#x'>¶</a></h1><h1>Second</h1>"
+            "<p>The shop opens at nine and closes at six on weekdays.</p></body></html>"
+        ),
+    )
     doc = read_document(tmp_path, "sub/page.htm")
     assert doc.title == "Opening hours"
     assert doc.path == "sub/page.htm"
@@ -405,18 +414,42 @@ def test_text_that_is_not_utf8_is_read(tmp_path: Path) -> None:
 
 def test_walk_skips_dot_names_and_other_extensions(tmp_path: Path) -> None:
     for rel in [
-        "a.md", "b.txt", "c.html", "d.htm", "E.MD", "f.markdown",
-        "sub/deeper/z.md", "sub/y.txt", "sub/deeper/deepest/x.html",
+        "a.md",
+        "b.txt",
+        "c.html",
+        "d.htm",
+        "E.MD",
+        "f.markdown",
+        "sub/deeper/z.md",
+        "sub/y.txt",
+        "sub/deeper/deepest/x.html",
         # skipped:
-        ".hidden.md", ".git/config.md", ".drafts/draft.md", "sub/.secret/w.md", "sub/deeper/.x/v.txt",
-        "report.pdf", "image.png", "noext", "script.py", "sub/data.json", "md", "a.md.bak",
+        ".hidden.md",
+        ".git/config.md",
+        ".drafts/draft.md",
+        "sub/.secret/w.md",
+        "sub/deeper/.x/v.txt",
+        "report.pdf",
+        "image.png",
+        "noext",
+        "script.py",
+        "sub/data.json",
+        "md",
+        "a.md.bak",
     ]:
         write(tmp_path / rel, "# x\n\ntext\n")
     found = walk(tmp_path)
     assert found == sorted(found)
     assert set(found) == {
-        "a.md", "b.txt", "c.html", "d.htm", "E.MD", "f.markdown",
-        "sub/deeper/z.md", "sub/y.txt", "sub/deeper/deepest/x.html",
+        "a.md",
+        "b.txt",
+        "c.html",
+        "d.htm",
+        "E.MD",
+        "f.markdown",
+        "sub/deeper/z.md",
+        "sub/y.txt",
+        "sub/deeper/deepest/x.html",
     }
     assert all("\\" not in p and not p.startswith("/") for p in found)
 
@@ -445,8 +478,20 @@ def test_index_sample_folder(docs: Path, tmp_path: Path) -> None:
     assert [s[1] for s in seen] == list(range(1, 11)) and {s[2] for s in seen} == {10}
 
     rows = table_rows(db)
-    assert open_table(db).schema.names == ["id", "path", "title", "chunk", "text", "hash", "file_size", "file_mtime",
-                                           "file_hash", "heading", "line_start", "line_end"]
+    assert open_table(db).schema.names == [
+        "id",
+        "path",
+        "title",
+        "chunk",
+        "text",
+        "hash",
+        "file_size",
+        "file_mtime",
+        "file_hash",
+        "heading",
+        "line_start",
+        "line_end",
+    ]
     assert sorted(r["id"] for r in rows) == sorted(f"{p}#0" for p in SAMPLE_TITLES)
     assert {r["path"]: r["title"] for r in rows} == SAMPLE_TITLES
     for row in rows:
@@ -599,8 +644,12 @@ def test_rerun_after_edit_delete_add_rename_matches_folder_exactly(docs: Path, t
     assert {k.split("#")[0] for k in added} >= {"guides/new-staff.md", "policies/guarantee.md"}
     assert {k.split("#")[0] for k in deleted} >= {"policies/privacy.md", "policies/warranty.md"}
     assert {k.split("#")[0] for k in added | deleted | updated} <= {
-        "guides/new-staff.md", "policies/guarantee.md", "policies/privacy.md", "policies/warranty.md",
-        "guides/point-of-sale.md", "policies/refunds.md",
+        "guides/new-staff.md",
+        "policies/guarantee.md",
+        "policies/privacy.md",
+        "policies/warranty.md",
+        "guides/point-of-sale.md",
+        "policies/refunds.md",
     }
     assert {k for k in updated if k.startswith("policies/refunds.md#")} == {
         k for k in old if k.startswith("policies/refunds.md#")
@@ -781,4 +830,3 @@ def test_cli_index_database_file_is_one_line_error(docs: Path, tmp_path: Path) -
     assert result.exit_code == 1
     assert result.stderr.startswith("lancelot: error: database path")
     assert len(result.stderr.strip().splitlines()) == 1
-

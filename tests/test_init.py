@@ -100,7 +100,7 @@ def configs_in(stdout: str) -> dict[str, Any]:
     claude = next(line.strip() for line in lines if line.strip().startswith("claude mcp add"))
     start = lines.index("{")
     end = lines.index("}", start)
-    block = json.loads("\n".join(lines[start:end + 1]))
+    block = json.loads("\n".join(lines[start : end + 1]))
     vscode = next(line.strip() for line in lines if line.strip().startswith("vscode:"))
     cursor = next(line.strip() for line in lines if line.strip().startswith("cursor://"))
     return {"claude": claude, "json": block, "vscode": vscode, "cursor": cursor}
@@ -117,17 +117,20 @@ class BrokenKeyring(MemoryKeyring):
 
 
 def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
-        tmp_path, docs, isolated_env, embed_server, capsys):
+    tmp_path, docs, isolated_env, embed_server, capsys
+):
     embed_server.api_key = KEY
-    keys = (ENTER                              # database folder: the offered ./db
-            + ENTER                            # it does not exist: index a folder into it now
-            + f"{docs}{ENTER}"                 # the documents
-            + ENTER                            # default table: the one just written
-            + ENTER                            # embedded with a key (the first choice)
-            + f"{KEY}{ENTER}"                  # the key (hidden)
-            + "y"                              # change the endpoint or model
-            + f"{embed_server.url}{ENTER}"     # base URL
-            + f"{CLEAR}{MODEL}{ENTER}")        # model
+    keys = (
+        ENTER  # database folder: the offered ./db
+        + ENTER  # it does not exist: index a folder into it now
+        + f"{docs}{ENTER}"  # the documents
+        + ENTER  # default table: the one just written
+        + ENTER  # embedded with a key (the first choice)
+        + f"{KEY}{ENTER}"  # the key (hidden)
+        + "y"  # change the endpoint or model
+        + f"{embed_server.url}{ENTER}"  # base URL
+        + f"{CLEAR}{MODEL}{ENTER}"
+    )  # model
     plan = wizard(keys, cwd=tmp_path)
     out, err = capsys.readouterr()
 
@@ -137,8 +140,11 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
 
     assert lancedb.connect(str(db)).open_table("documents").count_rows() > 0
     assert stored_settings(isolated_env) == {
-        "LANCEDB_PATH": str(db), "LANCEDB_TABLE": "documents", "OPENAI_BASE_URL": embed_server.url,
-        "EMBEDDING_MODEL": MODEL, "EMBEDDING_DIMENSIONS": "32",
+        "LANCEDB_PATH": str(db),
+        "LANCEDB_TABLE": "documents",
+        "OPENAI_BASE_URL": embed_server.url,
+        "EMBEDDING_MODEL": MODEL,
+        "EMBEDDING_DIMENSIONS": "32",
     }
     assert embed_server.requests == 1  # exactly one small call checked the key
     assert find_openai_key(isolated_env, environ={}).source == "file"  # no keychain on this box
@@ -152,8 +158,13 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
 
 
 def test_rerun_offers_the_stored_answers_as_defaults(tmp_path, sample_db, isolated_env, embed_server, capsys):
-    previous = {"LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents", "OPENAI_BASE_URL": embed_server.url,
-                "EMBEDDING_MODEL": MODEL, "LANCEDB_DEFAULT_LIMIT": "7"}
+    previous = {
+        "LANCEDB_PATH": str(sample_db),
+        "LANCEDB_TABLE": "documents",
+        "OPENAI_BASE_URL": embed_server.url,
+        "EMBEDDING_MODEL": MODEL,
+        "LANCEDB_DEFAULT_LIMIT": "7",
+    }
     (isolated_env / "settings.json").write_text(json.dumps(previous))
     keyfile.write_key(isolated_env, KEY)
     key_file = (isolated_env / keyfile.KEY_FILE).read_bytes()
@@ -181,9 +192,10 @@ def test_table_list_and_another_name(tmp_path, vector_db, isolated_env):
 def test_a_file_is_not_accepted_as_the_database_folder(tmp_path, sample_db, isolated_env, capsys):
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a database")
-    keys = (f"{CLEAR}{a_file}{ENTER}"            # refused by the validator: the prompt stays open
-            f"{CLEAR}{sample_db}{ENTER}"         # corrected
-            + ENTER)                             # table
+    keys = (
+        f"{CLEAR}{a_file}{ENTER}"  # refused by the validator: the prompt stays open
+        f"{CLEAR}{sample_db}{ENTER}" + ENTER  # corrected
+    )  # table
     plan = wizard(keys, cwd=tmp_path, no_api_key=True)
     assert plan.db_uri == str(sample_db)
     assert stored_settings(isolated_env)["LANCEDB_PATH"] == str(sample_db)
@@ -209,13 +221,21 @@ def test_relative_and_home_paths_are_stored_absolute(tmp_path, sample_db, isolat
     assert stored_settings(isolated_env)["LANCEDB_PATH"] == str(sample_db)
 
 
-def test_a_failed_check_says_why_and_the_key_can_be_entered_again(tmp_path, sample_db, isolated_env,
-                                                                    embed_server, capsys):
+def test_a_failed_check_says_why_and_the_key_can_be_entered_again(
+    tmp_path, sample_db, isolated_env, embed_server, capsys
+):
     embed_server.api_key = KEY
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER
-            + f"{OTHER_KEY}{ENTER}" + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}{MODEL}{ENTER}"
-            + ENTER                      # the check failed (401): "Enter the key again"
-            + f"{KEY}{ENTER}")
+    keys = (
+        f"{CLEAR}{sample_db}{ENTER}"
+        + ENTER
+        + ENTER
+        + f"{OTHER_KEY}{ENTER}"
+        + "y"
+        + f"{embed_server.url}{ENTER}"
+        + f"{CLEAR}{MODEL}{ENTER}"
+        + ENTER  # the check failed (401): "Enter the key again"
+        + f"{KEY}{ENTER}"
+    )
     plan = wizard(keys, cwd=tmp_path)
     out, err = capsys.readouterr()
     assert "The key check failed" in err and "rejected the API key (401)" in err
@@ -224,12 +244,22 @@ def test_a_failed_check_says_why_and_the_key_can_be_entered_again(tmp_path, samp
     no_key_anywhere(out, err)
 
 
-def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sample_db, isolated_env,
-                                                                   embed_server, capsys):
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER + f"{KEY}{ENTER}"
-            + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}no-such-model{ENTER}"
-            + DOWN + ENTER                                  # 404: "Change the endpoint or model"
-            + ENTER + f"{CLEAR}{MODEL}{ENTER}")            # same URL, the right model
+def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(
+    tmp_path, sample_db, isolated_env, embed_server, capsys
+):
+    keys = (
+        f"{CLEAR}{sample_db}{ENTER}"
+        + ENTER
+        + ENTER
+        + f"{KEY}{ENTER}"
+        + "y"
+        + f"{embed_server.url}{ENTER}"
+        + f"{CLEAR}no-such-model{ENTER}"
+        + DOWN
+        + ENTER  # 404: "Change the endpoint or model"
+        + ENTER
+        + f"{CLEAR}{MODEL}{ENTER}"
+    )  # same URL, the right model
     wizard(keys, cwd=tmp_path)
     err = capsys.readouterr().err
     assert "does not know the model 'no-such-model' (404)" in err
@@ -237,9 +267,19 @@ def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sampl
     assert stored_settings(isolated_env)["EMBEDDING_DIMENSIONS"] == "32"
 
     dead = closed_url()
-    keys = (ENTER + ENTER + ENTER + DOWN + ENTER       # keep folder and table; a key; "Enter a new key"
-            + f"{OTHER_KEY}{ENTER}" + "y" + f"{CLEAR}{dead}{ENTER}" + ENTER
-            + DOWN * 2 + ENTER)                        # unreachable: "Keep the key anyway"
+    keys = (
+        ENTER
+        + ENTER
+        + ENTER
+        + DOWN
+        + ENTER  # keep folder and table; a key; "Enter a new key"
+        + f"{OTHER_KEY}{ENTER}"
+        + "y"
+        + f"{CLEAR}{dead}{ENTER}"
+        + ENTER
+        + DOWN * 2
+        + ENTER
+    )  # unreachable: "Keep the key anyway"
     plan = wizard(keys, cwd=tmp_path)
     err = capsys.readouterr().err
     assert "cannot reach" in err
@@ -249,9 +289,16 @@ def test_a_failed_check_can_fix_the_model_or_keep_the_key_anyway(tmp_path, sampl
 
 
 def test_the_key_prompt_refuses_what_cannot_be_a_key(tmp_path, sample_db, isolated_env, embed_server):
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + ENTER
-            + f"sk-two words{ENTER}"                # refused: the prompt stays open
-            + f"{CLEAR}{KEY}{ENTER}" + "y" + f"{embed_server.url}{ENTER}" + f"{CLEAR}{MODEL}{ENTER}")
+    keys = (
+        f"{CLEAR}{sample_db}{ENTER}"
+        + ENTER
+        + ENTER
+        + f"sk-two words{ENTER}"  # refused: the prompt stays open
+        + f"{CLEAR}{KEY}{ENTER}"
+        + "y"
+        + f"{embed_server.url}{ENTER}"
+        + f"{CLEAR}{MODEL}{ENTER}"
+    )
     plan = wizard(keys, cwd=tmp_path)
     assert plan.key_action == "store" and keyfile.read_key(isolated_env) == KEY
     assert embed_server.requests == 1
@@ -276,12 +323,28 @@ CANCEL_AT = {
     "local model": ("{clear}{db}" + ENTER + ENTER + DOWN + ENTER + CTRL_C, "Local model"),
     "key choice": ("{clear}{db}" + ENTER + ENTER + ENTER + CTRL_C, "OpenAI key (for vector search)"),
     "new key": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + CTRL_C, "OpenAI API key"),
-    "endpoint": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + CTRL_C,
-                 "Change the embeddings endpoint"),
-    "base URL": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y" + CTRL_C,
-                 "base URL"),
-    "after a failed check": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y"
-                             + "{clear}{url}" + ENTER + "{clear}{model}" + ENTER + CTRL_C, "What now?"),
+    "endpoint": (
+        "{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + CTRL_C,
+        "Change the embeddings endpoint",
+    ),
+    "base URL": ("{clear}{db}" + ENTER + ENTER + ENTER + DOWN + ENTER + "{key}" + ENTER + "y" + CTRL_C, "base URL"),
+    "after a failed check": (
+        "{clear}{db}"
+        + ENTER
+        + ENTER
+        + ENTER
+        + DOWN
+        + ENTER
+        + "{key}"
+        + ENTER
+        + "y"
+        + "{clear}{url}"
+        + ENTER
+        + "{clear}{model}"
+        + ENTER
+        + CTRL_C,
+        "What now?",
+    ),
     "input ends (Ctrl-D)": ("{clear}{db}" + ENTER, "Default table"),
 }
 
@@ -291,8 +354,9 @@ CANCEL_AT = {
 def test_ctrl_c_at_any_question_changes_nothing(step, previous, tmp_path, sample_db, isolated_env, embed_server):
     embed_server.api_key = "sk-something-else-entirely"  # so the check fails at "after a failed check"
     if previous:
-        (isolated_env / "settings.json").write_text(json.dumps({"LANCEDB_PATH": str(sample_db),
-                                                                "LANCEDB_TABLE": "documents"}))
+        (isolated_env / "settings.json").write_text(
+            json.dumps({"LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents"})
+        )
         keyfile.write_key(isolated_env, OTHER_KEY)
     before = files_in(isolated_env)
     missing = tmp_path / "missing"
@@ -315,9 +379,11 @@ def test_ctrl_c_at_any_question_changes_nothing(step, previous, tmp_path, sample
 
 
 def test_no_terminal_and_missing_answers_is_one_clear_error(isolated_env):
-    for args, needed in ([(), "--db PATH and --api-key-stdin or --no-api-key"],
-                         [("--db", "/tmp"), "--api-key-stdin or --no-api-key"],
-                         [("--no-api-key",), "--db PATH"]):
+    for args, needed in (
+        [(), "--db PATH and --api-key-stdin or --no-api-key"],
+        [("--db", "/tmp"), "--api-key-stdin or --no-api-key"],
+        [("--no-api-key",), "--db PATH"],
+    ):
         result = cli(*args)
         assert result.exit_code == 1, result.output
         assert result.stderr.startswith("lancelot: error: no terminal to ask on") and needed in result.stderr
@@ -361,8 +427,9 @@ def test_bad_database_folders(tmp_path, isolated_env):
 def test_yes_keeps_the_current_answers(sample_db, isolated_env):
     result = cli("--yes")
     assert result.exit_code == 1 and "no database folder is set yet" in result.stderr
-    cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-        OPENAI_BASE_URL=closed_url())  # check fails, --yes stores the key anyway
+    cli(
+        "--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n", OPENAI_BASE_URL=closed_url()
+    )  # check fails, --yes stores the key anyway
     settings_before = files_in(isolated_env)
     result = cli("--yes")
     assert result.exit_code == 0, result.stderr
@@ -372,13 +439,24 @@ def test_yes_keeps_the_current_answers(sample_db, isolated_env):
 
 def test_key_from_stdin_is_checked_then_stored(sample_db, isolated_env, embed_server):
     embed_server.api_key = KEY
-    result = cli("--db", sample_db, "--api-key-stdin", "--base-url", embed_server.url, "--embedding-model", MODEL,
-                 input=f"{KEY}\n")
+    result = cli(
+        "--db",
+        sample_db,
+        "--api-key-stdin",
+        "--base-url",
+        embed_server.url,
+        "--embedding-model",
+        MODEL,
+        input=f"{KEY}\n",
+    )
     assert result.exit_code == 0, result.stderr
     assert embed_server.requests == 1
     assert stored_settings(isolated_env) == {
-        "LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents", "OPENAI_BASE_URL": embed_server.url,
-        "EMBEDDING_MODEL": MODEL, "EMBEDDING_DIMENSIONS": "32",
+        "LANCEDB_PATH": str(sample_db),
+        "LANCEDB_TABLE": "documents",
+        "OPENAI_BASE_URL": embed_server.url,
+        "EMBEDDING_MODEL": MODEL,
+        "EMBEDDING_DIMENSIONS": "32",
     }
     assert find_openai_key(isolated_env, environ={}).source == "file"
     assert keyfile.read_key(isolated_env) == KEY
@@ -386,8 +464,9 @@ def test_key_from_stdin_is_checked_then_stored(sample_db, isolated_env, embed_se
 
 
 @pytest.mark.parametrize("case", ["401", "wrong model", "unreachable"])
-def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(case, sample_db, isolated_env, embed_server,
-                                                                     monkeypatch):
+def test_a_failed_check_without_a_terminal_stores_nothing_unless_yes(
+    case, sample_db, isolated_env, embed_server, monkeypatch
+):
     monkeypatch.setattr("lancelot_cli.providers._clients", {})
     clock = install_clock(monkeypatch)
     url, model, expected = embed_server.url, MODEL, ""
@@ -434,8 +513,9 @@ def test_stdin_key_problems_and_conflicting_flags(sample_db, isolated_env):
 
 
 def test_base_url_and_model_flags_without_a_key(sample_db, isolated_env):
-    (isolated_env / "settings.json").write_text(json.dumps({"OPENAI_BASE_URL": "http://old/v1",
-                                                            "EMBEDDING_DIMENSIONS": "1536"}))
+    (isolated_env / "settings.json").write_text(
+        json.dumps({"OPENAI_BASE_URL": "http://old/v1", "EMBEDDING_DIMENSIONS": "1536"})
+    )
     result = cli("--db", sample_db, "--no-api-key", "--base-url", "", "--embedding-model", "nomic-embed-text")
     assert result.exit_code == 0, result.stderr
     stored = stored_settings(isolated_env)
@@ -456,8 +536,16 @@ def test_the_key_is_in_no_log_even_at_debug(sample_db, isolated_env, embed_serve
     monkeypatch.setenv("LANCELOT_LOG_LEVEL", "debug")
     caplog.set_level(logging.DEBUG)
     embed_server.api_key = KEY
-    result = cli("--db", sample_db, "--api-key-stdin", "--base-url", embed_server.url, "--embedding-model", MODEL,
-                 input=f"{KEY}\n")
+    result = cli(
+        "--db",
+        sample_db,
+        "--api-key-stdin",
+        "--base-url",
+        embed_server.url,
+        "--embedding-model",
+        MODEL,
+        input=f"{KEY}\n",
+    )
     assert result.exit_code == 0, result.stderr
     assert caplog.records  # the openai client did log its request
     no_key_anywhere(caplog.text, result.stdout, result.stderr)
@@ -467,8 +555,7 @@ def test_the_key_is_in_no_log_even_at_debug(sample_db, isolated_env, embed_serve
 
 
 def test_no_keychain_means_the_encrypted_file(sample_db, isolated_env):
-    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_url())
+    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n", OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "No OS keychain works here (NoKeyringError)" in result.stderr
     key_file = isolated_env / keyfile.KEY_FILE
@@ -485,8 +572,7 @@ def test_no_keychain_means_the_encrypted_file(sample_db, isolated_env):
 def test_a_working_keychain_gets_the_key_and_no_file_is_written(use_keyring, sample_db, isolated_env):
     backend = use_keyring(MemoryKeyring())
     keyfile.write_key(isolated_env, OTHER_KEY)  # an older key in the file: replaced, not left behind
-    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_url())
+    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n", OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "The key is in the OS keychain." in result.stderr
     assert backend.store == {(KEYRING_SERVICE, KEYRING_USER): KEY}
@@ -496,8 +582,7 @@ def test_a_working_keychain_gets_the_key_and_no_file_is_written(use_keyring, sam
 
 def test_a_broken_keychain_backend_falls_back_to_the_file(use_keyring, sample_db, isolated_env):
     use_keyring(BrokenKeyring())
-    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n",
-                 OPENAI_BASE_URL=closed_url())
+    result = cli("--db", sample_db, "--api-key-stdin", "--yes", input=f"{KEY}\n", OPENAI_BASE_URL=closed_url())
     assert result.exit_code == 0, result.stderr
     assert "(RuntimeError)" in result.stderr and "D-Bus" not in result.stderr
     assert keyfile.read_key(isolated_env) == KEY
@@ -537,8 +622,9 @@ def show_rows(stdout: str) -> dict[str, str]:
 
 
 def test_show_names_the_sources_and_masks_the_key(sample_db, isolated_env, monkeypatch):
-    (isolated_env / "settings.json").write_text(json.dumps({"LANCEDB_PATH": "/from/file", "LANCEDB_TABLE": "notes",
-                                                            "EMBEDDING_MODEL": "m-file"}))
+    (isolated_env / "settings.json").write_text(
+        json.dumps({"LANCEDB_PATH": "/from/file", "LANCEDB_TABLE": "notes", "EMBEDDING_MODEL": "m-file"})
+    )
     keyfile.write_key(isolated_env, KEY)
     monkeypatch.setenv("LANCEDB_PATH", str(sample_db))
     monkeypatch.setenv("EMBEDDING_MODEL", "   ")  # blank: falls through to the file
@@ -579,17 +665,28 @@ def test_client_configurations_are_exact_and_hold_no_key(tmp_path):
     db = str(tmp_path / "my docs" / "db")  # a space: the shell command must quote it
     configs = client_configs(db, "lancelot")
     server = {"command": "lancelot", "args": ["serve"], "env": {"LANCEDB_PATH": db}}
-    assert shlex.split(configs["claude"]) == ["claude", "mcp", "add", "--env", f"LANCEDB_PATH={db}", "--transport",
-                                              "stdio", "lancelot", "--", "lancelot", "serve"]
+    assert shlex.split(configs["claude"]) == [
+        "claude",
+        "mcp",
+        "add",
+        "--env",
+        f"LANCEDB_PATH={db}",
+        "--transport",
+        "stdio",
+        "lancelot",
+        "--",
+        "lancelot",
+        "serve",
+    ]
     assert json.loads(configs["json"]) == {"mcpServers": {"lancelot": server}}
     prefix = "vscode:mcp/install?"
     assert configs["vscode"].startswith(prefix)
-    assert json.loads(unquote(configs["vscode"][len(prefix):])) == {"name": "lancelot", **server}
+    assert json.loads(unquote(configs["vscode"][len(prefix) :])) == {"name": "lancelot", **server}
     assert " " not in configs["vscode"] and "{" not in configs["vscode"]
     prefix = "cursor://anysphere.cursor-deeplink/mcp/install?name=lancelot&config="
     assert configs["cursor"].startswith(prefix)
-    assert json.loads(base64.b64decode(unquote(configs["cursor"][len(prefix):]))) == server
-    assert all(c not in configs["cursor"][len(prefix):] for c in "+/=")  # URL-safe as a query value
+    assert json.loads(base64.b64decode(unquote(configs["cursor"][len(prefix) :]))) == server
+    assert all(c not in configs["cursor"][len(prefix) :] for c in "+/=")  # URL-safe as a query value
 
 
 def test_printed_configurations_match_the_stored_database(sample_db, isolated_env):
@@ -616,10 +713,11 @@ def test_all_five_configurations_use_the_absolute_script_path(sample_db, isolate
     lines = out.splitlines()
     vscode_start = lines.index("VS Code (.vscode/mcp.json):") + 1
     vscode_end = lines.index("}", vscode_start)
-    assert json.loads("\n".join(lines[vscode_start:vscode_end + 1])) == {
-        "servers": {"lancelot": {"type": "stdio", **server}}}
+    assert json.loads("\n".join(lines[vscode_start : vscode_end + 1])) == {
+        "servers": {"lancelot": {"type": "stdio", **server}}
+    }
     codex_start = lines.index("Codex (~/.codex/config.toml):") + 1
-    codex = "\n".join(lines[codex_start:lines.index("", codex_start)])
+    codex = "\n".join(lines[codex_start : lines.index("", codex_start)])
     assert tomllib.loads(codex) == {"mcp_servers": {"lancelot": server}}
     configs = configs_in(out)
     assert shlex.split(configs["claude"])[-2:] == [str(script), "serve"]
@@ -644,8 +742,16 @@ def test_the_database_default_is_not_a_prefix_of_what_is_typed(tmp_path, sample_
 @pytest.mark.slow
 def test_spawned_server_uses_what_init_stored(tmp_path, vector_db, isolated_env, embed_server):
     embed_server.api_key = KEY  # the embeddings server answers only to the stored key
-    result = cli("--db", vector_db, "--api-key-stdin", "--base-url", embed_server.url, "--embedding-model", MODEL,
-                 input=f"{KEY}\n")
+    result = cli(
+        "--db",
+        vector_db,
+        "--api-key-stdin",
+        "--base-url",
+        embed_server.url,
+        "--embedding-model",
+        MODEL,
+        input=f"{KEY}\n",
+    )
     assert result.exit_code == 0, result.stderr
     assert (isolated_env / keyfile.KEY_FILE).exists()
 
@@ -653,8 +759,12 @@ def test_spawned_server_uses_what_init_stored(tmp_path, vector_db, isolated_env,
 
     home = tmp_path / "home"
     home.mkdir()
-    env = {"LANCELOT_CONFIG_DIR": str(isolated_env), "PATH": os.environ["PATH"], "HOME": str(home),
-           "PYTHONPATH": subprocess_env()["PYTHONPATH"]}
+    env = {
+        "LANCELOT_CONFIG_DIR": str(isolated_env),
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "PYTHONPATH": subprocess_env()["PYTHONPATH"],
+    }
     command = lancelot_command()
     params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=env)
     requests_before = embed_server.requests
@@ -662,8 +772,9 @@ def test_spawned_server_uses_what_init_stored(tmp_path, vector_db, isolated_env,
     async def run() -> tuple[dict[str, Any], dict[str, Any]]:
         async with Client(params) as client:
             status = await client.call_tool("lancedb_status", {})
-            search = await client.call_tool("lancedb_search", {"query": "refund store credit",
-                                                               "searchType": "vector", "limit": 3})
+            search = await client.call_tool(
+                "lancedb_search", {"query": "refund store credit", "searchType": "vector", "limit": 3}
+            )
             return status.structured_content, search.structured_content
 
     status, search = anyio.run(run)
@@ -683,8 +794,9 @@ def test_init_help_imports_no_heavy_library(tmp_path):
         "run()\n"
         f"open({str(tmp_path / 'm.json')!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=subprocess_env(),
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=subprocess_env(), timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert "--api-key-stdin" in proc.stdout
     modules = json.loads((tmp_path / "m.json").read_text())

@@ -29,7 +29,8 @@ from tests.test_init import CLEAR, DOWN, ENTER, KEY, cli, files_in, stored_setti
 CHOICE = "How should documents be embedded"
 WITH_FASTEMBED = pytest.mark.skipif(
     importlib.util.find_spec("fastembed") is None,
-    reason="loading a local model needs the local extra: pip install -e '.[local]'")
+    reason="loading a local model needs the local extra: pip install -e '.[local]'",
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +47,22 @@ def write_previous(config: Path, **settings: str) -> None:
 def test_choosing_a_local_model_stores_it_and_index_embed_uses_it(tmp_path, docs, model, isolated_env, capsys):
     db = tmp_path / "db"
     asked: list[str] = []
-    keys = (f"{CLEAR}{db}{ENTER}"        # database folder: a new one
-            + DOWN + ENTER               # it does not exist: create it empty
-            + ENTER                      # table: documents
-            + DOWN + ENTER               # embedded on this machine
-            + f"{model}{ENTER}")         # the model folder
+    keys = (
+        f"{CLEAR}{db}{ENTER}"  # database folder: a new one
+        + DOWN
+        + ENTER  # it does not exist: create it empty
+        + ENTER  # table: documents
+        + DOWN
+        + ENTER  # embedded on this machine
+        + f"{model}{ENTER}"
+    )  # the model folder
     plan = wizard(keys, cwd=tmp_path, asked=asked)
     err = capsys.readouterr().err
     assert plan.key_action == "keep" and plan.api_key is None
     assert stored_settings(isolated_env) == {
-        "LANCEDB_PATH": str(db), "LANCEDB_TABLE": "documents", "EMBEDDING_MODEL": f"local:{model}",
+        "LANCEDB_PATH": str(db),
+        "LANCEDB_TABLE": "documents",
+        "EMBEDDING_MODEL": f"local:{model}",
         "EMBEDDING_DIMENSIONS": "24",
     }
     assert any(CHOICE in message for message in asked)
@@ -70,10 +77,13 @@ def test_choosing_a_local_model_stores_it_and_index_embed_uses_it(tmp_path, docs
 
 
 @WITH_FASTEMBED
-def test_a_rerun_offers_the_local_model_again_and_text_only_drops_it(tmp_path, sample_db, model, isolated_env,
-                                                                      capsys):
-    previous = {"LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents", "EMBEDDING_MODEL": f"local:{model}",
-                "EMBEDDING_DIMENSIONS": "24"}
+def test_a_rerun_offers_the_local_model_again_and_text_only_drops_it(tmp_path, sample_db, model, isolated_env, capsys):
+    previous = {
+        "LANCEDB_PATH": str(sample_db),
+        "LANCEDB_TABLE": "documents",
+        "EMBEDDING_MODEL": f"local:{model}",
+        "EMBEDDING_DIMENSIONS": "24",
+    }
     write_previous(isolated_env, **previous)
     keyfile.write_key(isolated_env, KEY)
     key_file = (isolated_env / keyfile.KEY_FILE).read_bytes()
@@ -92,15 +102,21 @@ def test_a_rerun_offers_the_local_model_again_and_text_only_drops_it(tmp_path, s
 def test_a_folder_without_a_model_is_refused_and_the_question_stays(tmp_path, sample_db, model, isolated_env):
     empty = tmp_path / "not-a-model"
     empty.mkdir()
-    keys = (f"{CLEAR}{sample_db}{ENTER}" + ENTER + DOWN + ENTER
-            + f"{empty}{ENTER}"                     # refused by the validator: no model.onnx
-            + f"{CLEAR}{model}{ENTER}")
+    keys = (
+        f"{CLEAR}{sample_db}{ENTER}"
+        + ENTER
+        + DOWN
+        + ENTER
+        + f"{empty}{ENTER}"  # refused by the validator: no model.onnx
+        + f"{CLEAR}{model}{ENTER}"
+    )
     wizard(keys, cwd=tmp_path)
     assert stored_settings(isolated_env)["EMBEDDING_MODEL"] == f"local:{model}"
 
 
-def test_without_the_extra_init_says_how_to_install_and_keeps_the_choice(tmp_path, sample_db, isolated_env,
-                                                                         monkeypatch, capsys):
+def test_without_the_extra_init_says_how_to_install_and_keeps_the_choice(
+    tmp_path, sample_db, isolated_env, monkeypatch, capsys
+):
     monkeypatch.setitem(sys.modules, "fastembed", None)  # as if the local extra were not installed
     plan = wizard(f"{CLEAR}{sample_db}{ENTER}" + ENTER + DOWN + ENTER + ENTER, cwd=tmp_path)  # the default model
     err = capsys.readouterr().err
@@ -113,8 +129,12 @@ def test_without_the_extra_init_says_how_to_install_and_keeps_the_choice(tmp_pat
 def test_flags_name_a_local_model_without_a_terminal(tmp_path, sample_db, model, isolated_env):
     result = cli("--db", sample_db, "--embedding-model", f"local:{model}")  # no key flag needed
     assert result.exit_code == 0, result.stderr
-    assert stored_settings(isolated_env) == {"LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents",
-                                             "EMBEDDING_MODEL": f"local:{model}", "EMBEDDING_DIMENSIONS": "24"}
+    assert stored_settings(isolated_env) == {
+        "LANCEDB_PATH": str(sample_db),
+        "LANCEDB_TABLE": "documents",
+        "EMBEDDING_MODEL": f"local:{model}",
+        "EMBEDDING_DIMENSIONS": "24",
+    }
 
 
 @pytest.mark.parametrize("case", ["no model in the folder", "a key as well"])

@@ -77,7 +77,13 @@ def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = Fa
     )
     try:
         proc = subprocess.run(
-            args, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT,
+            args,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
     except subprocess.TimeoutExpired as exc:
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -85,19 +91,23 @@ def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = Fa
     if tool_error:
         lines = proc.stdout.splitlines()
         envelope = json.loads(proc.stderr.strip().splitlines()[-1]) if proc.stderr.strip() else {}
-        assert proc.returncode == 5 and envelope.get("error", {}).get("code") == "tool_is_error", \
+        assert proc.returncode == 5 and envelope.get("error", {}).get("code") == "tool_is_error", (
             f"expected a tool error (exit 5), got exit {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
         result = json.loads(lines[0])["result"]
         assert result["isError"] is True, result
         return result
     if proc.returncode != 0:
-        pytest.fail(f"MCP Inspector ({INSPECTOR}) exited with {proc.returncode} (a failed npm download "
-                    f"or a failed MCP call): {args}\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+        pytest.fail(
+            f"MCP Inspector ({INSPECTOR}) exited with {proc.returncode} (a failed npm download "
+            f"or a failed MCP call): {args}\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
+        )
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"MCP Inspector printed no JSON object:\nstdout:\n{proc.stdout[-4000:]}\n"
-                    f"stderr:\n{proc.stderr[-4000:]}")
+        pytest.fail(
+            f"MCP Inspector printed no JSON object:\nstdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
+        )
     assert "result" in out, out
     return out["result"]
 
@@ -126,9 +136,16 @@ def test_tools_list_has_the_four_read_only_tools(inspector_db: Path, tmp_path: P
 @needs_npx
 def test_search_call_returns_json_hits(inspector_db: Path, tmp_path: Path) -> None:
     result = inspector(
-        inspector_db, tmp_path,
-        "--method", "tools/call", "--tool-name", "lancedb_search",
-        "--tool-arg", "query=refund", "--tool-arg", "limit=2",
+        inspector_db,
+        tmp_path,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "lancedb_search",
+        "--tool-arg",
+        "query=refund",
+        "--tool-arg",
+        "limit=2",
     )
     reply = json.loads(call_text(result))
     assert reply["query"] == "refund"
@@ -141,9 +158,16 @@ def test_search_call_returns_json_hits(inspector_db: Path, tmp_path: Path) -> No
 @needs_npx
 def test_query_call_returns_markdown(inspector_db: Path, tmp_path: Path) -> None:
     result = inspector(
-        inspector_db, tmp_path,
-        "--method", "tools/call", "--tool-name", "lancedb_query",
-        "--tool-arg", "question=How do refunds work?", "--tool-arg", "contextBudget=2000",
+        inspector_db,
+        tmp_path,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "lancedb_query",
+        "--tool-arg",
+        "question=How do refunds work?",
+        "--tool-arg",
+        "contextBudget=2000",
     )
     text = call_text(result)
     with pytest.raises(json.JSONDecodeError):
@@ -161,14 +185,30 @@ def test_query_call_returns_markdown(inspector_db: Path, tmp_path: Path) -> None
 # as null, any boolean value as true/false), so the bad calls use values it passes through;
 # lancedb_status and lancedb_version get an argument they do not take.
 SURFACE_CALLS: list[tuple[str, list[str], list[str], str]] = [
-    ("lancedb_search", ["query=refund", "limit=2"], ["query=refund", "searchType=fuzzy"],
-     'searchType must be one of auto, text, vector, hybrid; got "fuzzy"'),
-    ("lancedb_search", ["query=refund", 'filters={"path": "policies/refunds.md"}'], ["query=refund", "limit=ten"],
-     "limit must be an integer from 1 to 200; got null"),
-    ("lancedb_query", ["question=How do refunds work?", "contextBudget=700"], ["question=refunds", "contextBudget=5"],
-     "contextBudget must be an integer of at least 200; got 5"),
-    ("lancedb_document", ["source=policies/refunds.md", "contextBudget=300"],
-     ["source=policies/refunds.md", "id=policies/refunds.md#0"], "not both"),
+    (
+        "lancedb_search",
+        ["query=refund", "limit=2"],
+        ["query=refund", "searchType=fuzzy"],
+        'searchType must be one of auto, text, vector, hybrid; got "fuzzy"',
+    ),
+    (
+        "lancedb_search",
+        ["query=refund", 'filters={"path": "policies/refunds.md"}'],
+        ["query=refund", "limit=ten"],
+        "limit must be an integer from 1 to 200; got null",
+    ),
+    (
+        "lancedb_query",
+        ["question=How do refunds work?", "contextBudget=700"],
+        ["question=refunds", "contextBudget=5"],
+        "contextBudget must be an integer of at least 200; got 5",
+    ),
+    (
+        "lancedb_document",
+        ["source=policies/refunds.md", "contextBudget=300"],
+        ["source=policies/refunds.md", "id=policies/refunds.md#0"],
+        "not both",
+    ),
     ("lancedb_status", ["verbose=true"], ["verbosity=2"], "unknown parameter verbosity; this tool takes: verbose"),
     ("lancedb_version", [], ["extra=1"], "unknown parameter extra; this tool takes: no parameters"),
 ]
@@ -179,17 +219,19 @@ def _tool_args(pairs: list[str]) -> list[str]:
 
 
 @needs_npx
-@pytest.mark.parametrize(("tool", "good", "bad", "message"), SURFACE_CALLS,
-                         ids=[f"{c[0]}-{n}" for n, c in enumerate(SURFACE_CALLS)])
-def test_every_tool_reply_and_error_passes_the_typescript_sdk(inspector_db: Path, tmp_path: Path, tool: str,
-                                                               good: list[str], bad: list[str],
-                                                               message: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "good", "bad", "message"), SURFACE_CALLS, ids=[f"{c[0]}-{n}" for n, c in enumerate(SURFACE_CALLS)]
+)
+def test_every_tool_reply_and_error_passes_the_typescript_sdk(
+    inspector_db: Path, tmp_path: Path, tool: str, good: list[str], bad: list[str], message: str
+) -> None:
     result = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(good))
     text = call_text(result)
     if "structuredContent" in result:  # validated by the SDK against outputSchema when there is one
         assert result["structuredContent"] == json.loads(text)
-    failed = inspector(inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad),
-                       tool_error=True)
+    failed = inspector(
+        inspector_db, tmp_path, "--method", "tools/call", "--tool-name", tool, *_tool_args(bad), tool_error=True
+    )
     (error,) = [block["text"] for block in failed["content"] if block.get("type") == "text"]
     assert message in error and "\n" not in error and "pydantic" not in error, error
 
@@ -199,11 +241,35 @@ def test_tool_schemas_pass_the_inspectors_strict_lint(inspector_db: Path, tmp_pa
     """`--strict` lints the schemas for portability (e.g. a ``type`` list, which single-type dialects
     such as Gemini's reject) and fails on errors; lancelot's schemas give no finding at all."""
     assert NPX is not None
-    args = [NPX, "-y", INSPECTOR, "--cli", "-e", f"LANCEDB_PATH={inspector_db}", "-e", f"PYTHONPATH={REPO}",
-            "-e", "PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring", "--method", "tools/list", "--strict",
-            "--format", "json", "--", *lancelot_command(), "serve"]
-    proc = subprocess.run(args, env=subprocess_env(npm_config_update_notifier="false"), cwd=tmp_path,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+    args = [
+        NPX,
+        "-y",
+        INSPECTOR,
+        "--cli",
+        "-e",
+        f"LANCEDB_PATH={inspector_db}",
+        "-e",
+        f"PYTHONPATH={REPO}",
+        "-e",
+        "PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring",
+        "--method",
+        "tools/list",
+        "--strict",
+        "--format",
+        "json",
+        "--",
+        *lancelot_command(),
+        "serve",
+    ]
+    proc = subprocess.run(
+        args,
+        env=subprocess_env(npm_config_update_notifier="false"),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     envelope = json.loads(proc.stdout.splitlines()[0])
     assert "schemaFindings" not in envelope, envelope.get("schemaFindings")

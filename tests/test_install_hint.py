@@ -58,10 +58,14 @@ def test_a_wheel_file_is_named_while_it_exists(tmp_path: Path) -> None:
 
 
 def test_a_vcs_install_gets_its_url(tmp_path: Path) -> None:
-    dist = fake_dist(tmp_path, {"url": "https://github.com/lancelot-cli/lancelot",
-                                "vcs_info": {"vcs": "git", "commit_id": "abc123"}})
+    dist = fake_dist(
+        tmp_path, {"url": "https://github.com/lancelot-cli/lancelot", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
+    )
     assert shlex.split(install_command("local", dist)) == [
-        "pip", "install", "lancelot-cli[local] @ git+https://github.com/lancelot-cli/lancelot@abc123"]
+        "pip",
+        "install",
+        "lancelot-cli[local] @ git+https://github.com/lancelot-cli/lancelot@abc123",
+    ]
 
 
 @pytest.mark.parametrize("text", ["", "not json", "[1, 2]"])
@@ -72,14 +76,15 @@ def test_an_unreadable_record_is_an_index_install(tmp_path: Path, text: str) -> 
 
 
 def _run_hint(pythonpath: Path, cwd: Path) -> tuple[str, str]:
-    code = ("import lancelot_cli.install_hint as h; "
-            "print(h.__file__); print(h.install_command('local'))")
+    code = "import lancelot_cli.install_hint as h; print(h.__file__); print(h.install_command('local'))"
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True,
-                         timeout=60, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.splitlines()
     return out[0], out[1]
 
 
+@pytest.mark.slow
 def test_found_by_name_an_index_install(tmp_path: Path) -> None:
     """The module in a site-packages-like folder next to a dist-info with no direct_url.json."""
     site = tmp_path / "site"
@@ -92,6 +97,7 @@ def test_found_by_name_an_index_install(tmp_path: Path) -> None:
     assert hint == 'pip install "lancelot-cli[local]"'
 
 
+@pytest.mark.slow
 def test_found_by_name_an_editable_clone(tmp_path: Path) -> None:
     """Run from this checkout, with a dist-info that records it as an editable install."""
     site = tmp_path / "site"
@@ -101,6 +107,7 @@ def test_found_by_name_an_editable_clone(tmp_path: Path) -> None:
     assert shlex.split(hint) == ["pip", "install", "-e", f"{REPO}[local]"]
 
 
+@pytest.mark.slow
 def test_a_checkout_that_is_not_the_installed_copy_names_itself(tmp_path: Path) -> None:
     """PYTHONPATH=/some/clone over an install from elsewhere: the running clone is named."""
     site = tmp_path / "site"

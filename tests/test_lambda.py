@@ -243,8 +243,10 @@ def test_stateless_without_initialize_and_initialize_also_works(lam: Callable[..
     invoke = lam()
     # The very first invocation of a cold handler is a tool call, with no initialize before it.
     assert "policies/refunds.md" in hit_sources(invoke(make_event(search("refund"))))
-    init = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "pytest", "version": "1"}})
+    init = rpc(
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}},
+    )
     response = invoke(make_event(init))
     result = assert_ok(response)
     assert result["serverInfo"]["name"] == "lancelot"
@@ -335,8 +337,7 @@ def test_body_of_exactly_64kb_is_accepted(lam: Callable[..., Invoke], content_le
     assert_ok(invoke(make_event(body, content_length=content_length)))
 
 
-@pytest.mark.parametrize("body", ["not json", "{\"jsonrpc\": \"2.0\", ", "\xff\xfe"],
-                         ids=["text", "truncated", "binary"])
+@pytest.mark.parametrize("body", ["not json", '{"jsonrpc": "2.0", ', "\xff\xfe"], ids=["text", "truncated", "binary"])
 def test_non_json_body_is_400(lam: Callable[..., Invoke], body: str) -> None:
     invoke = lam()
     error = assert_error(invoke(make_event(body)), 400)
@@ -407,19 +408,22 @@ def test_base_path_unset_serves_every_path(lam: Callable[..., Invoke], path: str
     assert_ok(invoke(make_event(LIST, path=path)))
 
 
-@pytest.mark.parametrize("path,status", [
-    ("/lancelot", 200),
-    ("/lancelot/", 200),
-    ("/lancelot/mcp", 200),
-    ("/lancelot/mcp/", 200),
-    ("/other", 404),
-    ("/mcp", 404),
-    ("/", 404),
-    ("/lancelotx", 404),
-    ("/lancelot/other", 404),
-    ("/lancelot/mcp/more", 404),
-    ("/other/lancelot", 404),
-])
+@pytest.mark.parametrize(
+    "path,status",
+    [
+        ("/lancelot", 200),
+        ("/lancelot/", 200),
+        ("/lancelot/mcp", 200),
+        ("/lancelot/mcp/", 200),
+        ("/other", 404),
+        ("/mcp", 404),
+        ("/", 404),
+        ("/lancelotx", 404),
+        ("/lancelot/other", 404),
+        ("/lancelot/mcp/more", 404),
+        ("/other/lancelot", 404),
+    ],
+)
 def test_base_path_set(lam: Callable[..., Invoke], path: str, status: int) -> None:
     invoke = lam(LANCELOT_BASE_PATH="/lancelot")
     response = invoke(make_event(LIST, path=path))
@@ -437,17 +441,20 @@ def test_base_path_is_normalised(lam: Callable[..., Invoke], setting: str) -> No
     assert_error(invoke(make_event(LIST, path="/other")), 404)
 
 
-@pytest.mark.parametrize("path,status", [
-    ("/prod/lancelot", 200),
-    ("/prod/lancelot/mcp", 200),
-    ("/prod/lancelot/", 200),
-    ("/lancelot", 200),  # custom domain mapping: no stage prefix in the path
-    ("/prod/other", 404),
-    ("/prod", 404),
-    ("/prod/mcp", 404),
-    ("/production/lancelot", 404),
-    ("/staging/lancelot", 404),
-])
+@pytest.mark.parametrize(
+    "path,status",
+    [
+        ("/prod/lancelot", 200),
+        ("/prod/lancelot/mcp", 200),
+        ("/prod/lancelot/", 200),
+        ("/lancelot", 200),  # custom domain mapping: no stage prefix in the path
+        ("/prod/other", 404),
+        ("/prod", 404),
+        ("/prod/mcp", 404),
+        ("/production/lancelot", 404),
+        ("/staging/lancelot", 404),
+    ],
+)
 def test_named_stage_prefix_is_removed(lam: Callable[..., Invoke], path: str, status: int) -> None:
     invoke = lam(LANCELOT_BASE_PATH="/lancelot")
     response = invoke(make_event(LIST, path=path, stage="prod"))
@@ -584,8 +591,9 @@ def test_cold_start_after_reset_builds_a_new_handler(lam: Callable[..., Invoke])
     assert aws_lambda._handler is not None and aws_lambda._handler is not first
 
 
-def test_settings_are_read_once_per_execution_environment(lam: Callable[..., Invoke],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_are_read_once_per_execution_environment(
+    lam: Callable[..., Invoke], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Environment variables of a Lambda do not change while it is warm; the built handler keeps its own."""
     invoke = lam(LANCELOT_BASE_PATH="/lancelot")
     assert_ok(invoke(make_event(LIST, path="/lancelot")))
@@ -685,6 +693,7 @@ def _set(key: str, value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def change(event: dict[str, Any]) -> dict[str, Any]:
         event[key] = value
         return event
+
     return change
 
 
@@ -694,16 +703,20 @@ MALFORMED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "int": lambda e: 42,
     "list": lambda e: [],
     "headers-null": _set("headers", None),
-    "no-request-context-http": lambda e: {**e, "requestContext": {k: v for k, v in e["requestContext"].items()
-                                                                   if k != "http"}},
+    "no-request-context-http": lambda e: {
+        **e,
+        "requestContext": {k: v for k, v in e["requestContext"].items() if k != "http"},
+    },
     "no-request-context": lambda e: {k: v for k, v in e.items() if k != "requestContext"},
     "header-value-int": lambda e: {**e, "headers": {**e["headers"], "x-number": 5}},
     "cookies-null": _set("cookies", None),
     "cookies-not-strings": _set("cookies", [1, None]),
     "body-int": _set("body", 5),
     "query-null": _set("rawQueryString", None),
-    "method-null": lambda e: {**e, "requestContext": {**e["requestContext"],
-                                                      "http": {**e["requestContext"]["http"], "method": None}}},
+    "method-null": lambda e: {
+        **e,
+        "requestContext": {**e["requestContext"], "http": {**e["requestContext"]["http"], "method": None}},
+    },
 }
 
 

@@ -9,9 +9,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
-BLOCKED = r'''
+BLOCKED = r"""
 import sys
 from importlib.abc import MetaPathFinder
 
@@ -31,17 +33,18 @@ except ImportError as exc:
     print(type(exc).__name__ + ": " + str(exc))
 else:
     print("no error")
-'''
+"""
 
 
+@pytest.mark.slow
 def test_without_mangum_the_handler_says_what_to_install() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "LANCEDB_PATH": "/nonexistent"}
-    done = subprocess.run([sys.executable, "-c", BLOCKED], env=env, cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED], env=env, cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
     expected = "ImportError: the Lambda handler needs Mangum, which is not installed here: pip install "
     assert lines[0].startswith(expected)
     assert "[lambda]" in lines[0]
-

@@ -62,13 +62,16 @@ def search(monkeypatch: pytest.MonkeyPatch, db: Path, query: str, **kwargs) -> d
     return to_wire(engine_for(db, monkeypatch).search(query, search_type="text", **kwargs))
 
 
-@pytest.mark.parametrize(("query", "source"), [
-    ("向量搜索", "zh.md"),  # an unspaced run: one token to LanceDB's default tokenizer
-    ("ベクトル検索", "ja.md"),
-    ("备份", "zh.md"),  # a word inside a longer run of the text
-    ("依存関係", "ja.md"),
-    ("벡터 검색", "ko.md"),
-])
+@pytest.mark.parametrize(
+    ("query", "source"),
+    [
+        ("向量搜索", "zh.md"),  # an unspaced run: one token to LanceDB's default tokenizer
+        ("ベクトル検索", "ja.md"),
+        ("备份", "zh.md"),  # a word inside a longer run of the text
+        ("依存関係", "ja.md"),
+        ("벡터 검색", "ko.md"),
+    ],
+)
 def test_words_inside_unspaced_runs_are_found(monkeypatch, languages_db, query, source):
     reply = search(monkeypatch, languages_db, query)
     assert reply["hits"], f"no hits for {query!r}"
@@ -76,10 +79,13 @@ def test_words_inside_unspaced_runs_are_found(monkeypatch, languages_db, query, 
     assert reply["hits"][0]["matched"] == 1.0  # every word of the query is in the hit's text
 
 
-@pytest.mark.parametrize(("query", "source", "words"), [
-    ("用 rsync 备份", "zh.md", ["用", "rsync", "备份"]),
-    ("aptitude で依存関係", "ja.md", ["aptitude", "依存", "関係"]),  # で (a particle) is not a word to look for
-])
+@pytest.mark.parametrize(
+    ("query", "source", "words"),
+    [
+        ("用 rsync 备份", "zh.md", ["用", "rsync", "备份"]),
+        ("aptitude で依存関係", "ja.md", ["aptitude", "依存", "関係"]),  # で (a particle) is not a word to look for
+    ],
+)
 def test_cjk_mixed_with_latin_finds_both_parts(monkeypatch, languages_db, query, source, words):
     assert query_words(query, split_words) == words
     hits = search(monkeypatch, languages_db, query)["hits"]
@@ -107,8 +113,10 @@ def test_english_terms_are_those_of_the_simple_tokenizer():
     LanceDB's default tokenizer made, so English ranking does not move."""
     import lancedb
 
-    text = (EN + "How do refunds work? Running runners ran through the café; v1.2 foo_bar DEC-0054 "
-            "2025-06-18 e.g. don't it's the users' settings. Alice's API keys aren't stored.")
+    text = (
+        EN + "How do refunds work? Running runners ran through the café; v1.2 foo_bar DEC-0054 "
+        "2025-06-18 e.g. don't it's the users' settings. Alice's API keys aren't stored."
+    )
     options = {k: v for k, v in FTS_OPTIONS.items() if k not in ("with_position",)}
     ours = [t.text for t in lancedb.tokenize(text, **options)]
     simple = [t.text for t in lancedb.tokenize(text)]
@@ -151,8 +159,11 @@ def test_a_table_of_the_earlier_tokenizer_is_upgraded_by_the_next_index(monkeypa
     report = index_folder(src, str(db))
     assert (report.read, report.added, report.updated, report.deleted) == (0, 0, 0, 0)
     assert sorted(report.indexes_built) == ["heading", "path", "text", "title"]  # the summary names them
-    details = [index.index_details for index in lancedb.connect(str(db)).open_table("documents").list_indices()
-               if str(index.index_type).upper() in ("FTS", "INVERTED")]
+    details = [
+        index.index_details
+        for index in lancedb.connect(str(db)).open_table("documents").list_indices()
+        if str(index.index_type).upper() in ("FTS", "INVERTED")
+    ]
     assert details and all(d["base_tokenizer"] == FTS_OPTIONS["base_tokenizer"] for d in details)
     assert search(monkeypatch, db, "向量")["hits"][0]["source"] == "zh.md"
 

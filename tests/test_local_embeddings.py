@@ -85,8 +85,9 @@ def test_status_names_the_local_model_and_embeddings_are_available(local_db: Pat
 
 
 @pytest.mark.parametrize("search_type", ["auto", "vector", "hybrid"])
-def test_another_local_model_is_never_used_on_the_vectors(local_db: Path, model: Path, other_model: Path,
-                                                          search_type: str) -> None:
+def test_another_local_model_is_never_used_on_the_vectors(
+    local_db: Path, model: Path, other_model: Path, search_type: str
+) -> None:
     found = engine_for(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
     assert found.search_type == "text"
     assert f"local:{model.resolve()}" in found.note and f"local:{other_model.resolve()}" in found.note
@@ -98,8 +99,9 @@ def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, m
     assert found.search_type == "text" and "EMBEDDING_MODEL" in found.note
 
 
-def test_a_missing_model_folder_falls_back_to_text_with_a_note(monkeypatch: pytest.MonkeyPatch, model: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_missing_model_folder_falls_back_to_text_with_a_note(
+    monkeypatch: pytest.MonkeyPatch, model: Path, tmp_path: Path
+) -> None:
     moved = tmp_path / "model"
     shutil.copytree(model, moved)
     db = tmp_path / "db"
@@ -129,8 +131,9 @@ def test_index_with_a_bad_local_model_is_one_line_and_exit_1(docs: Path, tmp_pat
     assert not (tmp_path / "db").exists()
 
 
-def test_without_the_extra_the_message_says_how_to_install(monkeypatch: pytest.MonkeyPatch, model: Path,
-                                                           docs: Path, tmp_path: Path) -> None:
+def test_without_the_extra_the_message_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, model: Path, docs: Path, tmp_path: Path
+) -> None:
     monkeypatch.setitem(sys.modules, "fastembed", None)  # `import fastembed` now fails as if not installed
     monkeypatch.setattr("lancelot_cli.local_embed._shared", {})
     result = cli("index", docs, tmp_path / "db", "--embed-model", f"local:{model}")
@@ -154,8 +157,11 @@ async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, mode
 @pytest.mark.anyio
 async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path, tmp_path: Path) -> None:
     command = lancelot_command()
-    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                   env=subprocess_env(LANCEDB_PATH=str(local_db), LANCELOT_CONFIG_DIR=str(tmp_path)))
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve"],
+        env=subprocess_env(LANCEDB_PATH=str(local_db), LANCELOT_CONFIG_DIR=str(tmp_path)),
+    )
     async with Client(params) as client:
         text = (await client.call_tool("lancedb_search", {"query": "refund", "searchType": "text"})).structured_content
         found = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
@@ -171,7 +177,7 @@ def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(model:
     from lancelot_cli.local_embed import BATCH, LocalEmbedder
 
     words = " ".join(_words()).split()
-    texts = [" ".join(words[i * 7: i * 7 + 3 + (i * 37) % 150]) for i in range(BATCH + 9)]
+    texts = [" ".join(words[i * 7 : i * 7 + 3 + (i * 37) % 150]) for i in range(BATCH + 9)]
     texts[5] = texts[0]  # a repeated text gets the same vector
     embedder = LocalEmbedder(f"local:{model}")
     together = np.array(embedder.embed(texts))
@@ -187,12 +193,16 @@ SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not MINILM, reason="no real model: set MINILM_ONNX_DIR to a folder made by "
-                                       "../shared/tools/minilm_to_onnx.py (.ci/run builds one)")
+@pytest.mark.skipif(
+    not MINILM,
+    reason="no real model: set MINILM_ONNX_DIR to a folder made by "
+    "../shared/tools/minilm_to_onnx.py (.ci/run builds one)",
+)
 @pytest.mark.skipif(not (SCIFACT / "corpus.jsonl").exists(), reason="no ../shared/data/scifact")
 @pytest.mark.parametrize(("int8", "least", "mean"), [("0", 0.9999, 0.9999), ("1", 0.975, 0.99)])
-def test_real_minilm_gives_the_published_vectors(monkeypatch: pytest.MonkeyPatch, int8: str, least: float,
-                                                 mean: float) -> None:
+def test_real_minilm_gives_the_published_vectors(
+    monkeypatch: pytest.MonkeyPatch, int8: str, least: float, mean: float
+) -> None:
     """all-MiniLM-L6-v2 through the local provider equals sentence-transformers' vectors (the cached
     ones in ../shared/data/scifact), inputs cut to 256 word pieces as there; its int8 copy (the
     default, local_embed.quantized) stays close to them."""
@@ -234,8 +244,13 @@ def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, t
     for number in range(40):  # enough new chunks for a bar that is drawn at least once
         (docs / f"new-{number}.md").write_text(f"# Note {number}\n\nStore credit note number {number}.\n")
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([*lancelot_command(), "index", str(docs), str(db), "--embed"], stdin=subprocess.DEVNULL,
-                            stdout=follower, stderr=follower, env=subprocess_env(TERM="xterm-256color"))
+    proc = subprocess.Popen(
+        [*lancelot_command(), "index", str(docs), str(db), "--embed"],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=subprocess_env(TERM="xterm-256color"),
+    )
     os.close(follower)
     output = read_all(leader)
     assert proc.wait(timeout=120) == 0
@@ -288,15 +303,20 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
 
     hub = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
     threading.Thread(target=hub.serve_forever, daemon=True).start()
-    env = subprocess_env(HF_ENDPOINT=f"http://127.0.0.1:{hub.server_address[1]}",
-                         FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"), HF_HOME=str(tmp_path / "hf"),
-                         HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
-                         NO_PROXY="127.0.0.1,localhost")
+    env = subprocess_env(
+        HF_ENDPOINT=f"http://127.0.0.1:{hub.server_address[1]}",
+        FASTEMBED_CACHE_PATH=str(tmp_path / "empty-cache"),
+        HF_HOME=str(tmp_path / "hf"),
+        HTTP_PROXY="http://127.0.0.1:9",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        NO_PROXY="127.0.0.1,localhost",
+    )
     env.pop("HF_HUB_OFFLINE", None)
 
     def run(mode: str) -> dict[str, Any]:
-        done = subprocess.run([sys.executable, "-c", WARM_OR_EMBED, mode], capture_output=True, text=True,
-                              timeout=180, env=env)
+        done = subprocess.run(
+            [sys.executable, "-c", WARM_OR_EMBED, mode], capture_output=True, text=True, timeout=180, env=env
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -308,8 +328,12 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
         # retries with back-off for ~40 s before it gives up, so the process is stopped once it asked).
         # It asks for `/api/agent-harnesses` first (huggingface_hub 1.33 detects agents for its user agent
         # that way): waiting for the first request stopped it in between on a loaded machine.
-        embedding = subprocess.Popen([sys.executable, "-c", WARM_OR_EMBED, "embed"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, env=env)
+        embedding = subprocess.Popen(
+            [sys.executable, "-c", WARM_OR_EMBED, "embed"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         try:
             deadline = time.monotonic() + 120
             while not model_asked.wait(0.1) and embedding.poll() is None and time.monotonic() < deadline:

@@ -35,7 +35,7 @@ def roff_text(text: str) -> str:
     """A roff source as plain words: minus escapes and font changes removed, lines joined."""
     text = text.replace("\\-", "-").replace("\\e", "\\").replace("\\&", "")
     text = re.sub(r"\\f[BIRP]", "", text)
-    return " ".join(line for line in text.splitlines() if not line.startswith(".\\\""))
+    return " ".join(line for line in text.splitlines() if not line.startswith('.\\"'))
 
 
 def test_one_page_per_command_and_no_stale_pages() -> None:
@@ -47,7 +47,8 @@ def test_one_page_per_command_and_no_stale_pages() -> None:
 def test_page_is_up_to_date(page: str) -> None:
     wanted = generate.man_pages()[page]
     assert (MAN / page).read_text(encoding="utf-8") == wanted, (
-        f"man/{page} is out of date; run: python -m lancelot_cli.cli.generate")
+        f"man/{page} is out of date; run: python -m lancelot_cli.cli.generate"
+    )
 
 
 @pytest.mark.parametrize(("page", "command", "ctx"), commands(), ids=[p for p, _, _ in commands()])
@@ -94,8 +95,14 @@ def validators() -> list[list[str]]:
 @pytest.mark.parametrize("page", sorted(p.name for p in MAN.glob("*.1")))
 def test_page_is_valid_roff(page: str) -> None:
     for tool in validators():
-        proc = subprocess.run([*tool, str(MAN / page)], capture_output=True, text=True, timeout=60, check=False,
-                              env={"PATH": "/usr/bin:/bin", "MANWIDTH": "80", "LC_ALL": "C.UTF-8"})
+        proc = subprocess.run(
+            [*tool, str(MAN / page)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "MANWIDTH": "80", "LC_ALL": "C.UTF-8"},
+        )
         assert proc.returncode == 0, (tool, proc.stderr)
         assert proc.stderr.strip() == "", (tool, proc.stderr)
 
@@ -112,9 +119,14 @@ def test_escaping_keeps_roff_control_characters_out_of_line_starts() -> None:
 def test_rendered_page_reads_like_the_help(tmp_path: Path) -> None:
     if not shutil.which("man"):
         pytest.skip("man is not installed")
-    proc = subprocess.run(["man", "-l", str(MAN / "lancelot-search.1")], capture_output=True, text=True, timeout=60,
-                          check=False, env={"PATH": "/usr/bin:/bin", "MANWIDTH": "100", "LC_ALL": "C.UTF-8",
-                                            "MANPAGER": "cat", "PAGER": "cat"})
+    proc = subprocess.run(
+        ["man", "-l", str(MAN / "lancelot-search.1")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "MANWIDTH": "100", "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat"},
+    )
     assert proc.returncode == 0, proc.stderr
     out = re.sub(r".\x08", "", proc.stdout)  # overstrike bold/underline
     assert "lancelot search [OPTIONS] QUERY" in out

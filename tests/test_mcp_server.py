@@ -35,6 +35,7 @@ def _server(db: Path | str | None, **env: str) -> Any:
 
 # -- tool surface --------------------------------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_tools_are_the_read_only_ones_with_their_schemas(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
@@ -89,6 +90,7 @@ async def test_instructions_name_the_tables(sample_db: Path, tmp_path: Path) -> 
 
 # -- calls ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_search_reply_is_json_text_and_the_same_structured_content(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
@@ -106,8 +108,9 @@ async def test_search_reply_is_json_text_and_the_same_structured_content(sample_
 @pytest.mark.anyio
 async def test_query_returns_one_markdown_block_within_budget(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
-        result = await client.call_tool("lancedb_query", {"question": "how are refunds for online orders paid?",
-                                                          "contextBudget": 1500})
+        result = await client.call_tool(
+            "lancedb_query", {"question": "how are refunds for online orders paid?", "contextBudget": 1500}
+        )
         overview = await client.call_tool("lancedb_query", {"question": "", "warmStart": True})
     text = _text(result)
     assert not result.is_error
@@ -168,8 +171,9 @@ async def test_missing_database_is_reported_and_never_created(tmp_path: Path) ->
 async def test_vector_and_hybrid_through_the_real_openai_client(vector_env, vector_db: Path) -> None:
     async with Client(_server(vector_db)) as client:
         hybrid = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
-        vector = (await client.call_tool("lancedb_search", {"query": "refund store credit",
-                                                            "searchType": "vector"})).structured_content
+        vector = (
+            await client.call_tool("lancedb_search", {"query": "refund store credit", "searchType": "vector"})
+        ).structured_content
     assert hybrid["searchType"] == "hybrid" and hybrid["ranking"] == "rrf"
     assert vector["searchType"] == "vector" and vector["ranking"] == "distance"
     scores = [hit["score"] for hit in vector["hits"]]
@@ -181,6 +185,7 @@ async def test_vector_and_hybrid_through_the_real_openai_client(vector_env, vect
 @pytest.mark.anyio
 async def test_filters_narrow_before_ranking_and_resist_hostile_values(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
+
         async def sources(arguments: dict) -> list[str]:
             result = await client.call_tool("lancedb_search", {"query": "refund", "limit": 50, **arguments})
             assert not result.is_error, _text(result)
@@ -193,9 +198,10 @@ async def test_filters_narrow_before_ranking_and_resist_hostile_values(sample_db
         # Prefiltering: a folder whose documents rank low overall still gets its hits.
         guides = await sources({"pathPrefix": "guides/"})
         assert guides and all(s.startswith("guides/") for s in guides)
-        assert await sources({"filters": {"path": ["faq.txt", "glossary.html"]}}) == \
-            [s for s in everything if s in {"faq.txt", "glossary.html"}]
-        for hostile in ("x' OR '1'='1", "') OR 1=1 --", "policies/%", "ünïcødé ✓", "\"; DROP TABLE documents; --"):
+        assert await sources({"filters": {"path": ["faq.txt", "glossary.html"]}}) == [
+            s for s in everything if s in {"faq.txt", "glossary.html"}
+        ]
+        for hostile in ("x' OR '1'='1", "') OR 1=1 --", "policies/%", "ünïcødé ✓", '"; DROP TABLE documents; --'):
             assert await sources({"filters": {"path": hostile}}) == []
             assert await sources({"pathPrefix": hostile}) == []
         bad = await client.call_tool("lancedb_search", {"query": "refund", "filters": {"kind": "adr"}})
@@ -227,6 +233,7 @@ async def test_document_reads_whole_documents_and_windows_within_budget(tmp_path
 
 # -- read-only proof -----------------------------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_no_tool_changes_any_database_file(vector_env, vector_db: Path, sample_db: Path) -> None:
     for db in (sample_db, vector_db):
@@ -241,17 +248,24 @@ def test_server_code_has_no_write_calls() -> None:
     """Source scan: the read side (server, engine, reader) never calls a LanceDB write method."""
     # Unambiguous LanceDB write methods on any receiver; the generic names (add, delete, update)
     # only on table- or database-like receivers, so a set's .add() is not taken for a write.
-    writes = re.compile(r"\.(create_table|merge_insert|create_index|create_fts_index|create_scalar_index|optimize|"
-                        r"drop_table|drop_index|cleanup_old_versions|compact_files|rename_table|add_columns|"
-                        r"drop_columns|alter_columns|update_field_metadata|restore)\("
-                        r"|\b(?:_?table|tbl|_?db|self\._table|self\._db)\.(?:add|delete|update)\(")
+    writes = re.compile(
+        r"\.(create_table|merge_insert|create_index|create_fts_index|create_scalar_index|optimize|"
+        r"drop_table|drop_index|cleanup_old_versions|compact_files|rename_table|add_columns|"
+        r"drop_columns|alter_columns|update_field_metadata|restore)\("
+        r"|\b(?:_?table|tbl|_?db|self\._table|self\._db)\.(?:add|delete|update)\("
+    )
     storage = REPO / "lancelot_cli" / "storage"
-    read_side = [*sorted((REPO / "lancelot_cli" / "server").glob("*.py")),
-                 *sorted((REPO / "lancelot_cli" / "engine").glob("*.py")),
-                 *(storage / name for name in ("reader.py", "facts.py", "filters.py"))]
-    offenders = [f"{path.name}:{n}" for path in read_side
-                 for n, line in enumerate(path.read_text().splitlines(), 1)
-                 if writes.search(line.split("#")[0])]
+    read_side = [
+        *sorted((REPO / "lancelot_cli" / "server").glob("*.py")),
+        *sorted((REPO / "lancelot_cli" / "engine").glob("*.py")),
+        *(storage / name for name in ("reader.py", "facts.py", "filters.py")),
+    ]
+    offenders = [
+        f"{path.name}:{n}"
+        for path in read_side
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if writes.search(line.split("#")[0])
+    ]
     assert offenders == []
 
 
@@ -272,23 +286,37 @@ def test_server_entry_point_never_loads_a_write_path(sample_db: Path, tmp_path: 
         anyio.run(main)
         print("\\n".join(sorted(sys.modules)))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                         env=subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path)))
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path)),
+    )
     assert out.returncode == 0, out.stderr
     loaded = set(out.stdout.split())
     assert "lancedb" in loaded  # the tools really ran
     # (watchfiles is not on the list: the SDK's uvicorn imports it for its reloader.)
-    forbidden = [m for m in loaded if m.startswith(("lancelot_cli.indexer", "lancelot_cli.storage.writer",
-                                                    "lancelot_cli.cli", "questionary", "trafilatura"))]
+    forbidden = [
+        m
+        for m in loaded
+        if m.startswith(
+            ("lancelot_cli.indexer", "lancelot_cli.storage.writer", "lancelot_cli.cli", "questionary", "trafilatura")
+        )
+    ]
     assert forbidden == []
 
 
 # -- a real process over stdio --------------------------------------------------------------------
 
+
 def _stdio_params(db: Path, config: Path, **env: str) -> StdioServerParameters:
     command = lancelot_command()
-    return StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                 env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config), **env))
+    return StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve"],
+        env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config), **env),
+    )
 
 
 @pytest.mark.slow
@@ -313,7 +341,7 @@ async def test_spawned_server_over_stdio(mode: str, sample_db: Path, tmp_path: P
     assert hash_tree(sample_db) == before
 
 
-NOISY_SITECUSTOMIZE = '''
+NOISY_SITECUSTOMIZE = """
 import logging, os, sys, threading, time
 
 def noisy():
@@ -331,7 +359,7 @@ def noisy():
     open(os.environ["NOISY_DONE"], "w").close()  # the test waits for this before it ends the server
 
 threading.Thread(target=noisy, daemon=True).start()
-'''
+"""
 
 
 @pytest.mark.slow
@@ -340,11 +368,13 @@ def test_stdout_carries_only_mcp_messages(sample_db: Path, tmp_path: Path) -> No
     a JSON-RPC message, stderr gets the noise, and the server exits 0 when stdin closes."""
     (tmp_path / "sitecustomize.py").write_text(NOISY_SITECUSTOMIZE)
     done = tmp_path / "noisy-done"
-    env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path), LANCELOT_LOG_LEVEL="silly",
-                         NOISY_DONE=str(done))
+    env = subprocess_env(
+        LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path), LANCELOT_LOG_LEVEL="silly", NOISY_DONE=str(done)
+    )
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
-    proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     assert proc.stdin and proc.stdout
 
     def send(message: dict) -> None:
@@ -356,8 +386,18 @@ def test_stdout_carries_only_mcp_messages(sample_db: Path, tmp_path: Path) -> No
         return json.loads(line)
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
         assert receive()["id"] == 1
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         for n, (name, arguments) in enumerate(ALL_CALLS[:4] + ALL_CALLS[9:], start=2):

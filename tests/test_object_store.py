@@ -50,11 +50,23 @@ START_TIMEOUT = 30.0
 
 # Variables that could take a client somewhere else, or give it credentials we did not choose.
 AWS_CLEARED = [
-    "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_ROLE_ARN",
-    "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_ENDPOINT",
-    "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_S3_EXPRESS", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST",
-    "LANCELOT_READ_CONSISTENCY", "LANCELOT_STORAGE_OPTIONS",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_ENDPOINT",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_DEFAULT_REGION",
+    "AWS_S3_EXPRESS",
+    "AWS_VIRTUAL_HOSTED_STYLE_REQUEST",
+    "LANCELOT_READ_CONSISTENCY",
+    "LANCELOT_STORAGE_OPTIONS",
 ]
 
 QUERIES = ["refund policy", "lost parcel claim form", "MAX_SAVED", "gift cards", "warranty repair", "privacy data"]
@@ -87,6 +99,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 # -- the S3 server --------------------------------------------------------------------------------
 
+
 class RequestLog(logging.Handler):
     """moto's request lines (werkzeug's access log), kept instead of printed."""
 
@@ -99,8 +112,11 @@ class RequestLog(logging.Handler):
 
     def writes(self, since: int) -> list[str]:
         """Requests after the first ``since`` whose method is not GET or HEAD."""
-        return [line for line in self.lines[since:] if '"' in line
-                and line.split('"', 2)[1].split(" ", 1)[0] not in {"GET", "HEAD"}]
+        return [
+            line
+            for line in self.lines[since:]
+            if '"' in line and line.split('"', 2)[1].split(" ", 1)[0] not in {"GET", "HEAD"}
+        ]
 
 
 @dataclass
@@ -114,8 +130,13 @@ class S3:
         return {k: v for k, v in self.env.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
 
     def storage_options(self) -> dict[str, str]:
-        return {"aws_access_key_id": ACCESS_KEY, "aws_secret_access_key": SECRET_KEY, "aws_region": REGION,
-                "aws_endpoint": self.endpoint, "allow_http": "true"}
+        return {
+            "aws_access_key_id": ACCESS_KEY,
+            "aws_secret_access_key": SECRET_KEY,
+            "aws_region": REGION,
+            "aws_endpoint": self.endpoint,
+            "allow_http": "true",
+        }
 
     def objects(self) -> dict[str, tuple[str, int, Any]]:
         """Every object of the bucket: key -> (ETag, size, last modified)."""
@@ -145,18 +166,28 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
         endpoint = f"http://127.0.0.1:{port}"
         nowhere = tmp_path_factory.mktemp("aws") / "missing"
         env = {
-            "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
-            "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true",
-            "AWS_EC2_METADATA_DISABLED": "true", "AWS_METADATA_ENDPOINT": "http://127.0.0.1:9",
-            "AWS_SHARED_CREDENTIALS_FILE": str(nowhere), "AWS_CONFIG_FILE": str(nowhere),
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "AWS_METADATA_ENDPOINT": "http://127.0.0.1:9",
+            "AWS_SHARED_CREDENTIALS_FILE": str(nowhere),
+            "AWS_CONFIG_FILE": str(nowhere),
         }
         with pytest.MonkeyPatch.context() as patch:
             for name in AWS_CLEARED:
                 patch.delenv(name, raising=False)
             for name, value in env.items():
                 patch.setenv(name, value)
-            client = boto3.client("s3", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY,
-                                  aws_secret_access_key=SECRET_KEY)
+            client = boto3.client(
+                "s3",
+                endpoint_url=endpoint,
+                region_name=REGION,
+                aws_access_key_id=ACCESS_KEY,
+                aws_secret_access_key=SECRET_KEY,
+            )
             client.create_bucket(Bucket=BUCKET)
             yield S3(endpoint, env, client, log)
     finally:
@@ -177,6 +208,7 @@ def _env(s3: S3, config: Path, *, credentials: bool = True, **extra: str) -> dic
 
 
 # -- what is in the bucket -------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def docs_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -200,8 +232,13 @@ def cli_indexed(s3: S3, docs_src: Path, tmp_path_factory: pytest.TempPathFactory
     """`lancelot index SRC s3://bucket/db --json` through the real console script."""
     config = tmp_path_factory.mktemp("s3index")
     started = time.monotonic()
-    out = subprocess.run([*lancelot_command(), "index", str(docs_src), DB, "--json"], capture_output=True,
-                         text=True, timeout=120, env=_env(s3, config))
+    out = subprocess.run(
+        [*lancelot_command(), "index", str(docs_src), DB, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(s3, config),
+    )
     assert out.returncode == 0, out.stderr
     return {"summary": json.loads(out.stdout), "stderr": out.stderr, "seconds": time.monotonic() - started}
 
@@ -218,8 +255,10 @@ def _rows(db: str, **env: str) -> list[tuple[str, str]]:
 
 # -- writing into the bucket ---------------------------------------------------------------------
 
-def test_cli_index_writes_the_bucket_and_it_answers_like_local_disk(cli_indexed: dict[str, Any], s3: S3,
-                                                                     local_db: Path) -> None:
+
+def test_cli_index_writes_the_bucket_and_it_answers_like_local_disk(
+    cli_indexed: dict[str, Any], s3: S3, local_db: Path
+) -> None:
     summary = cli_indexed["summary"]
     local = wired(engine_for(str(local_db), keyless=True))
     assert summary["committed"] is True and summary["database"] == DB
@@ -235,8 +274,9 @@ def test_cli_index_writes_the_bucket_and_it_answers_like_local_disk(cli_indexed:
         assert remote.search(query, limit=10) == expected, query
 
 
-def test_index_folder_with_storage_options_only_and_incremental(s3: S3, docs_src: Path, local_db: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_folder_with_storage_options_only_and_incremental(
+    s3: S3, docs_src: Path, local_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Credentials given only as storage options (none in the environment); a second run changes nothing."""
     from lancelot_cli.indexer import index_folder
 
@@ -259,6 +299,7 @@ def test_index_folder_with_storage_options_only_and_incremental(s3: S3, docs_src
 
 
 # -- serving from the bucket ---------------------------------------------------------------------
+
 
 async def _read_only_round(client: Client, s3: S3, local_db: Path) -> dict[str, Any]:
     """Same answers as local disk, every call of CALLS run, and not one object added, removed or changed."""
@@ -289,11 +330,13 @@ def _check_status(status: dict[str, Any], consistency: float) -> None:
 
 
 @pytest.mark.anyio
-async def test_stdio_server_reads_the_bucket(cli_indexed: dict[str, Any], s3: S3, local_db: Path,
-                                            tmp_path: Path) -> None:
+async def test_stdio_server_reads_the_bucket(
+    cli_indexed: dict[str, Any], s3: S3, local_db: Path, tmp_path: Path
+) -> None:
     command = lancelot_command()
-    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                   env=_env(s3, tmp_path, LANCEDB_PATH=DB))
+    params = StdioServerParameters(
+        command=command[0], args=[*command[1:], "serve"], env=_env(s3, tmp_path, LANCEDB_PATH=DB)
+    )
     async with Client(params) as client:
         assert f"Database: {DB}." in client.instructions  # (an object store is not listed at start-up)
         status = await _read_only_round(client, s3, local_db)
@@ -337,8 +380,14 @@ def http_servers(tmp_path: Path) -> Iterator[Any]:
             port = _free_port()
             stderr_path = tmp_path / f"server-{len(started)}-{n}.stderr"
             with stderr_path.open("wb") as err:
-                proc = subprocess.Popen([*lancelot_command(), "serve", "--http", str(port)], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=tmp_path)
+                proc = subprocess.Popen(
+                    [*lancelot_command(), "serve", "--http", str(port)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    env=env,
+                    cwd=tmp_path,
+                )
             served = Served(proc, port, stderr_path)
             started.append(served)
             batch.append(served)
@@ -352,8 +401,9 @@ def http_servers(tmp_path: Path) -> Iterator[Any]:
                     break
                 except OSError:
                     if time.monotonic() > deadline:
-                        pytest.fail(f"server did not listen within {START_TIMEOUT} s:\n"
-                                    f"{served.stderr_path.read_text()}")
+                        pytest.fail(
+                            f"server did not listen within {START_TIMEOUT} s:\n{served.stderr_path.read_text()}"
+                        )
                     time.sleep(0.05)
         return batch
 
@@ -363,12 +413,18 @@ def http_servers(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.mark.anyio
-async def test_http_server_reads_the_bucket_with_storage_options_only(cli_indexed: dict[str, Any], s3: S3,
-                                                                     local_db: Path, tmp_path: Path,
-                                                                     http_servers: Any) -> None:
+async def test_http_server_reads_the_bucket_with_storage_options_only(
+    cli_indexed: dict[str, Any], s3: S3, local_db: Path, tmp_path: Path, http_servers: Any
+) -> None:
     """Credentials only in LANCELOT_STORAGE_OPTIONS, LANCELOT_READ_CONSISTENCY=0."""
-    env = _env(s3, tmp_path, credentials=False, LANCEDB_PATH=DB, LANCELOT_READ_CONSISTENCY="0",
-               LANCELOT_STORAGE_OPTIONS=json.dumps(s3.storage_options()))
+    env = _env(
+        s3,
+        tmp_path,
+        credentials=False,
+        LANCEDB_PATH=DB,
+        LANCELOT_READ_CONSISTENCY="0",
+        LANCELOT_STORAGE_OPTIONS=json.dumps(s3.storage_options()),
+    )
     (served,) = http_servers([env])
     async with Client(served.url) as client:
         status = await _read_only_round(client, s3, local_db)
@@ -409,9 +465,13 @@ async def test_two_servers_follow_the_indexer_without_errors(s3: S3, tmp_path: P
                 seen[query] = False
                 continue
             sources = {hit["source"] for hit in result.structured_content["hits"]}
-            seen[query] = ("news/launch.md" in sources if query == NEW_FILE_WORD
-                           else GONE_SOURCE in sources if query == GONE_QUERY
-                           else "policies/refunds.md" in sources)
+            seen[query] = (
+                "news/launch.md" in sources
+                if query == NEW_FILE_WORD
+                else GONE_SOURCE in sources
+                if query == GONE_QUERY
+                else "policies/refunds.md" in sources
+            )
         return seen, errors
 
     calls = [0, 0]
@@ -434,16 +494,18 @@ async def test_two_servers_follow_the_indexer_without_errors(s3: S3, tmp_path: P
             assert status["connection"]["consistencySeconds"] == consistency
             seen, failed = await ask(client)
             assert not failed and seen == {NEW_WORD: False, NEW_FILE_WORD: False, GONE_QUERY: True}
-        (src / "policies" / "refunds.md").write_text((src / "policies" / "refunds.md").read_text()
-                                                      + f"\n\n## Exotic returns\n\nA {NEW_WORD} may be returned.\n")
+        (src / "policies" / "refunds.md").write_text(
+            (src / "policies" / "refunds.md").read_text() + f"\n\n## Exotic returns\n\nA {NEW_WORD} may be returned.\n"
+        )
         (src / "news").mkdir()
         (src / "news" / "launch.md").write_text(f"# Launch\n\nThe {NEW_FILE_WORD} line launches in spring.\n")
         (src / GONE_SOURCE).unlink()
         async with anyio.create_task_group() as group:
             group.start_soon(poll, 0, first)
             group.start_soon(poll, 1, second)
-            out = await anyio.run_process([*lancelot_command(), "index", str(src), uri, "--json"],
-                                          env=_env(s3, tmp_path / "indexer"), check=False)
+            out = await anyio.run_process(
+                [*lancelot_command(), "index", str(src), uri, "--json"], env=_env(s3, tmp_path / "indexer"), check=False
+            )
             assert out.returncode == 0, out.stderr.decode()
             report = json.loads(out.stdout)
             assert (report["added"] >= 1, report["deleted"] >= 1, report["committed"]) == (True, True, True)
@@ -453,15 +515,18 @@ async def test_two_servers_follow_the_indexer_without_errors(s3: S3, tmp_path: P
             done.set()
     assert errors == []
     assert min(calls) >= 6  # both kept answering while the indexer ran
-    assert None not in seen_at, (f"a server did not see the new content within {consistency + 5} s of the "
-                                 f"indexer's end (calls {calls})")
+    assert None not in seen_at, (
+        f"a server did not see the new content within {consistency + 5} s of the indexer's end (calls {calls})"
+    )
 
 
 # -- errors: wrong bucket, no credentials ----------------------------------------------------------
 
+
 def _spawn_cli(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], float]:
-    return subprocess.Popen([*lancelot_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env), time.monotonic()
+    return subprocess.Popen(
+        [*lancelot_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ), time.monotonic()
 
 
 def _finish(proc: subprocess.Popen[str], started: float) -> tuple[int, str, str]:
@@ -484,8 +549,10 @@ async def _search_in_process(db: str) -> Any:
 
 @pytest.mark.anyio
 async def test_wrong_bucket_is_a_clear_error_within_the_bound(s3: S3, tmp_path: Path) -> None:
-    proc, started = _spawn_cli(["status", "--db", "s3://no-such-bucket-8/db"],  # runs meanwhile
-                               _env(s3, tmp_path, LANCELOT_STORAGE_OPTIONS=json.dumps(s3.storage_options())))
+    proc, started = _spawn_cli(
+        ["status", "--db", "s3://no-such-bucket-8/db"],  # runs meanwhile
+        _env(s3, tmp_path, LANCELOT_STORAGE_OPTIONS=json.dumps(s3.storage_options())),
+    )
     result = await _search_in_process("s3://no-such-bucket-7/db")
     assert result.is_error
     assert "no-such-bucket-7" in _text(result) and "bucket" in _text(result) and "does not exist" in _text(result)
@@ -497,9 +564,9 @@ async def test_wrong_bucket_is_a_clear_error_within_the_bound(s3: S3, tmp_path: 
 
 
 @pytest.mark.anyio
-async def test_missing_credentials_are_a_clear_error_within_the_bound(cli_indexed: dict[str, Any], s3: S3,
-                                                                     tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_credentials_are_a_clear_error_within_the_bound(
+    cli_indexed: dict[str, Any], s3: S3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     proc, started = _spawn_cli(["search", "refund", "--db", DB], _env(s3, tmp_path, credentials=False))
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
@@ -520,8 +587,7 @@ async def test_a_table_name_that_leaves_the_prefix_is_a_clear_error(cli_indexed:
         results = [await client.call_tool("lancedb_search", {"query": "refund", "table": name}) for name in names]
     for name, result in zip(names, results, strict=True):
         assert result.is_error
-        assert f"table {name!r} not found" in _text(result) and "tables here: documents" in _text(result), \
-            _text(result)
+        assert f"table {name!r} not found" in _text(result) and "tables here: documents" in _text(result), _text(result)
 
 
 def test_status_consistency_follows_the_store_and_the_setting(cli_indexed: dict[str, Any], local_db: Path) -> None:

@@ -73,8 +73,9 @@ def test_wrong_key_and_unknown_model_are_not_retried(embed_server: EmbedServer) 
 
 
 @pytest.mark.parametrize("status", [503, 429, 500])
-def test_recoverable_answers_are_retried_then_succeed(embed_server: EmbedServer, status: int,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recoverable_answers_are_retried_then_succeed(
+    embed_server: EmbedServer, status: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = install_clock(monkeypatch)
     embed_server.fail_next = [status]
     vectors = embedder(embed_server.url, max_retries=2).embed(["refund", "policy"])
@@ -82,8 +83,9 @@ def test_recoverable_answers_are_retried_then_succeed(embed_server: EmbedServer,
     assert len(clock.slept) == 1 and 0 < clock.slept[0] <= providers.RETRY_DELAY  # one back-off
 
 
-def test_retries_stop_at_the_count_and_at_the_budget(embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
-                                                     ) -> None:
+def test_retries_stop_at_the_count_and_at_the_budget(
+    embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = install_clock(monkeypatch)
     embed_server.fail_next = [503] * 10
     with pytest.raises(EmbeddingError, match="HTTP 503"):
@@ -100,24 +102,34 @@ def test_retries_stop_at_the_count_and_at_the_budget(embed_server: EmbedServer, 
 
 @pytest.mark.slow
 def test_index_embed_against_a_refused_port_says_so_at_once(tmp_path: Path, closed_port: int) -> None:
-    proc = subprocess.run([*lancelot_command(), "index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env=subprocess_env(OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL,
-                                             OPENAI_BASE_URL=f"http://127.0.0.1:{closed_port}/v1"))
+    proc = subprocess.run(
+        [*lancelot_command(), "index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=subprocess_env(
+            OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL, OPENAI_BASE_URL=f"http://127.0.0.1:{closed_port}/v1"
+        ),
+    )
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if "cannot reach" in line]
     assert len(errors) == 1 and "Traceback" not in proc.stderr
 
 
-def test_index_embed_against_a_refused_port_waits_for_nothing(tmp_path: Path, closed_port: int,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_embed_against_a_refused_port_waits_for_nothing(
+    tmp_path: Path, closed_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same run in-process, its waits counted: no back-off at all (it was 24 s)."""
     from typer.testing import CliRunner
 
     from lancelot_cli.cli.app import app
 
-    for name, value in {"OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": MODEL,
-                        "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port}/v1"}.items():
+    for name, value in {
+        "OPENAI_API_KEY": "sk-test",
+        "EMBEDDING_MODEL": MODEL,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port}/v1",
+    }.items():
         monkeypatch.setenv(name, value)
     clock = install_clock(monkeypatch)
     result = CliRunner().invoke(app, ["index", str(SAMPLE_DOCS), str(tmp_path / "db"), "--embed"])
@@ -127,9 +139,9 @@ def test_index_embed_against_a_refused_port_waits_for_nothing(tmp_path: Path, cl
     assert clock.slept == [] and client_retries() == {0}
 
 
-def test_vector_searches_derive_the_key_and_build_the_client_once(monkeypatch, vector_db: Path,
-                                                                   embed_server: EmbedServer,
-                                                                   isolated_env: Path) -> None:
+def test_vector_searches_derive_the_key_and_build_the_client_once(
+    monkeypatch, vector_db: Path, embed_server: EmbedServer, isolated_env: Path
+) -> None:
     """The key from the encrypted key file (no keychain here): one scrypt derivation and one
     ``openai.OpenAI`` for many searches; a new key file is read again."""
     derivations = []

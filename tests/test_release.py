@@ -138,12 +138,15 @@ def test_server_json_validates_against_the_registry_schema(server: dict[str, Any
     assert errors == []
 
 
-@pytest.mark.parametrize("change", [
-    {"name": "no-slash"},
-    {"description": "x" * 101},
-    {"version": None},
-    {"packages": [{"registryType": "pypi", "identifier": "lancelot-cli"}]},  # no transport
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"name": "no-slash"},
+        {"description": "x" * 101},
+        {"version": None},
+        {"packages": [{"registryType": "pypi", "identifier": "lancelot-cli"}]},  # no transport
+    ],
+)
 def test_the_schema_rejects_a_broken_entry(server: dict[str, Any], change: dict[str, Any]) -> None:
     broken = {**server, **change}
     broken = {k: v for k, v in broken.items() if v is not None}
@@ -200,7 +203,12 @@ def test_the_extension_asks_for_a_folder_and_a_masked_key() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed: @anthropic-ai/mcpb cannot run")
 def test_mcpb_validates_the_manifest() -> None:
-    done = subprocess.run(["npx", "-y", "@anthropic-ai/mcpb", "validate", "mcpb/manifest.json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["npx", "-y", "@anthropic-ai/mcpb", "validate", "mcpb/manifest.json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "validation passes" in done.stdout

@@ -35,16 +35,20 @@ IDENTIFIER_DOCS = {
     "notes/client.md": "# Client set-up\n\nCall `createClient()` with the base URL before any request.\n",
     "notes/changelog.md": "# Changelog\n\nProtocol version 2025-06-18 adds structured tool output.\n",
 }
-IDENTIFIERS = {"MAX_SAVED": "notes/settings.md", "DEC-0054": "notes/decisions.md",
-               "kit_prices": "notes/pricing.md", "createClient": "notes/client.md",
-               "2025-06-18": "notes/changelog.md"}
+IDENTIFIERS = {
+    "MAX_SAVED": "notes/settings.md",
+    "DEC-0054": "notes/decisions.md",
+    "kit_prices": "notes/pricing.md",
+    "createClient": "notes/client.md",
+    "2025-06-18": "notes/changelog.md",
+}
 # Near misses: the identifiers' parts, more often, but never the identifier itself.
 NEAR_MISSES = {
     "notes/limits.md": "# Limits\n\nThe max number of saved searches is ten; saved drafts past the max are dropped. "
-                       "Max saved size is 1 MB.\n",
+    "Max saved size is 1 MB.\n",
     "notes/kits.md": "# Kits\n\nKit prices vary: each kit lists prices per item, and kit prices change yearly.\n",
     "notes/releases.md": "# Releases\n\nReleased 2025-05-18, 2024-06-18 and 2025-06-11; the 18 June 2025 build "
-                         "was withdrawn.\n",
+    "was withdrawn.\n",
     "notes/other-decisions.md": "# Other decisions\n\nDEC-0053 and DEC-0055 were rejected in Dec; see the Dec notes.\n",
     "notes/clients.md": "# Clients\n\nEach client can create a client record; create one client per shop.\n",
 }
@@ -88,8 +92,9 @@ def near_miss_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("search_type", ["text", "auto"])
 @pytest.mark.parametrize("identifier", list(IDENTIFIERS))
-def test_identifier_is_the_top_hit(identifier: str, search_type: str, identifier_db: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_identifier_is_the_top_hit(
+    identifier: str, search_type: str, identifier_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reply = wired(engine_for(identifier_db, monkeypatch)).search(identifier, search_type=search_type)
     assert reply["searchType"] == "text" and reply["ranking"] == "bm25"
     assert reply["hits"], reply
@@ -110,9 +115,10 @@ def test_identifier_beats_near_misses(identifier: str, near_miss_db: Path, monke
 
 
 @pytest.mark.parametrize("search_type", ["text", "auto"])
-@pytest.mark.parametrize("query", ["", "   ", "the of and", "to be or not to be", "!!! ??", "--- ... ;;", "\"\"", "()"])
-def test_query_without_searchable_words_gives_no_hits_and_no_error(query: str, search_type: str, sample_db: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "to be or not to be", "!!! ??", "--- ... ;;", '""', "()"])
+def test_query_without_searchable_words_gives_no_hits_and_no_error(
+    query: str, search_type: str, sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reply = wired(engine_for(sample_db, monkeypatch)).search(query, search_type=search_type)
     assert reply["count"] == 0 and reply["hits"] == []
     assert reply["searchType"] == "text"
@@ -125,9 +131,14 @@ def test_empty_query_with_vectors_gives_no_hits(vector_env: EmbedServer) -> None
 
 def test_quoted_phrase_matches_the_words_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "docs"
-    write_docs(src, {"a.md": "# A\n\nThe red apple fell from the tree.\n",
-                     "b.md": "# B\n\nAn apple that is red; red is the colour of the apple.\n",
-                     "c.md": "# C\n\nNothing about fruit here.\n"})
+    write_docs(
+        src,
+        {
+            "a.md": "# A\n\nThe red apple fell from the tree.\n",
+            "b.md": "# B\n\nAn apple that is red; red is the colour of the apple.\n",
+            "c.md": "# C\n\nNothing about fruit here.\n",
+        },
+    )
     index_folder(src, str(tmp_path / "db"))
     engine = wired(engine_for(tmp_path / "db", monkeypatch))
     phrase = engine.search('"red apple"', search_type="text")
@@ -136,8 +147,16 @@ def test_quoted_phrase_matches_the_words_in_order(tmp_path: Path, monkeypatch: p
     assert {h["source"] for h in words["hits"]} == {"a.md", "b.md"}
 
 
-@pytest.mark.parametrize("query", ["refund", "lost parcel claim form", "warranty repair", "a the of in to",
-                                   "gift cards store credit online orders refund policy"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "refund",
+        "lost parcel claim form",
+        "warranty repair",
+        "a the of in to",
+        "gift cards store credit online orders refund policy",
+    ],
+)
 def test_snippets_stay_short(query: str, sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reply = wired(engine_for(sample_db, monkeypatch)).search(query, limit=20)
     assert all(len(hit["snippet"]) <= SNIPPET_MAX for hit in reply["hits"]), [len(h["snippet"]) for h in reply["hits"]]
@@ -185,8 +204,9 @@ def test_embed_rerun_embeds_only_changed_chunks(docs: Path, tmp_path: Path, embe
     assert embed_server.inputs - before == len(changed)
 
 
-def test_cli_embed_survives_a_429(docs: Path, tmp_path: Path, embed_server: EmbedServer,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_embed_survives_a_429(
+    docs: Path, tmp_path: Path, embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", embed_server.url)
     monkeypatch.setenv("EMBEDDING_MODEL", MODEL)
@@ -203,8 +223,9 @@ def test_cli_embed_survives_a_429(docs: Path, tmp_path: Path, embed_server: Embe
     assert reply["searchType"] == "hybrid" and reply["count"] > 0
 
 
-def test_rejected_key_leaves_the_table_unchanged(docs: Path, tmp_path: Path, embed_server: EmbedServer,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejected_key_leaves_the_table_unchanged(
+    docs: Path, tmp_path: Path, embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "db"
     index_folder(docs, str(db))  # text only
     before = sha_of_tree(db)
@@ -225,14 +246,17 @@ def test_rejected_key_leaves_the_table_unchanged(docs: Path, tmp_path: Path, emb
 
 
 @pytest.mark.parametrize("search_type", ["auto", "hybrid", "vector"])
-def test_model_mismatch_falls_back_to_text_naming_both_models(search_type: str, docs: Path, tmp_path: Path,
-                                                              embed_server: EmbedServer,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_mismatch_falls_back_to_text_naming_both_models(
+    search_type: str, docs: Path, tmp_path: Path, embed_server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "db"
     index_folder(docs, str(db), embed=embedder(embed_server), model=MODEL)
     requests = embed_server.requests
-    engine = wired(engine_for(db, monkeypatch, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url,
-                              EMBEDDING_MODEL="other-model"))
+    engine = wired(
+        engine_for(
+            db, monkeypatch, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=embed_server.url, EMBEDDING_MODEL="other-model"
+        )
+    )
     reply = engine.search("refund store credit", search_type=search_type)
     assert reply["searchType"] == "text" and reply["count"] > 0
     assert MODEL in reply["note"] and "other-model" in reply["note"]
@@ -244,9 +268,9 @@ def test_model_mismatch_falls_back_to_text_naming_both_models(search_type: str, 
 # "Sequences" names the topic only in its title and its path; the FAQ paragraph repeats the words.
 FIELD_DOCS = {
     "reference/sequences.md": "# Sequences\n\nA sequence generator hands out unique numbers; nextval advances it "
-                              "and currval reads the value last returned in this session.\n",
+    "and currval reads the value last returned in this session.\n",
     "faq.md": "# Questions\n\nHow do I reset a counter? Counters, sequences and sequences of steps: see the "
-              "sequences page for sequences.\n",
+    "sequences page for sequences.\n",
     "guides/backup.md": "# Backups\n\nCopy the data folder while the server is stopped.\n",
     "auth/tokens.md": "# Access\n\nEach request carries a bearer value that expires after an hour.\n",
 }
@@ -277,8 +301,9 @@ def test_quoted_phrase_searches_the_text_only(field_db: Path, monkeypatch: pytes
     assert [h["source"] for h in hits] == ["reference/sequences.md"]
 
 
-def test_table_indexed_before_gets_the_field_indexes_on_the_next_run(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_table_indexed_before_gets_the_field_indexes_on_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import lancedb
 
     from lancelot_cli.storage.schema import FIELD_INDEX_NAMES
@@ -304,8 +329,9 @@ def long_page_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("long") / "docs"
     sections = "".join(f"## Part {n}\n\n" + f"Vacuum part {n} reclaims storage. " * 30 + "\n\n" for n in range(12))
     docs = {"manual.md": "# Manual\n\n" + sections}
-    docs.update({f"short{n}.md": f"# Note {n}\n\nA note that mentions vacuum once, and other things.\n"
-                 for n in range(5)})
+    docs.update(
+        {f"short{n}.md": f"# Note {n}\n\nA note that mentions vacuum once, and other things.\n" for n in range(5)}
+    )
     write_docs(src, docs)
     db = src.parent / "db"
     index_folder(src, str(db), chunk_size=800)
@@ -327,8 +353,9 @@ def test_at_most_two_chunks_of_a_document_by_default(long_page_db: Path, monkeyp
 
 
 @pytest.mark.parametrize("value", [-1, 201, 1.5, True, "2"])
-def test_per_document_must_be_a_small_whole_number(value: object, sample_db: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_per_document_must_be_a_small_whole_number(
+    value: object, sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from lancelot_cli.errors import InvalidArgumentError
 
     with pytest.raises(InvalidArgumentError, match="perDocument must be a whole number from 0"):
@@ -355,8 +382,9 @@ def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypat
 
     async def tool(arguments: dict[str, object]) -> list[str]:
         async with Client(build_server(load())) as client:
-            reply = await client.call_tool("lancedb_search", {"query": "vacuum", "searchType": "text", "limit": 6,
-                                                              **arguments})
+            reply = await client.call_tool(
+                "lancedb_search", {"query": "vacuum", "searchType": "text", "limit": 6, **arguments}
+            )
             return [hit["source"] for hit in json.loads(reply.content[0].text)["hits"]]
 
     assert anyio.run(tool, {}).count("manual.md") == 2
@@ -364,8 +392,9 @@ def test_per_document_through_the_cli_and_the_tool(long_page_db: Path, monkeypat
     assert anyio.run(tool, {"perDocument": 3}).count("manual.md") == 3
 
 
-def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The engine keeps a folder's table handle and facts between calls (issue 13): a re-index, a
     front-matter column added by it, a --rebuild and a removed table are all seen at once."""
     import os
@@ -396,8 +425,15 @@ def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(tmp_path: Path,
         engine.search("apples")
 
 
-@pytest.mark.parametrize("text", ["The \u212aelvin scale", "a \u017fpecial long s", "\u0130stanbul and \u0131zmir",
-                                  "Stra\u00dfe, \u03a3\u0391\u03a3 and plain words"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The \u212aelvin scale",
+        "a \u017fpecial long s",
+        "\u0130stanbul and \u0131zmir",
+        "Stra\u00dfe, \u03a3\u0391\u03a3 and plain words",
+    ],
+)
 def test_snippet_finds_words_as_ignorecase_does(text: str) -> None:
     """The fast path of the snippet search (str.find on lower-cased text) is taken only where it
     finds what re.IGNORECASE finds: these letters match ASCII ones, so the regular expression runs."""

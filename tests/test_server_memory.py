@@ -19,9 +19,10 @@ from tests.conftest import lancelot_command, subprocess_env
 
 pytestmark = pytest.mark.slow  # every test here runs a fresh interpreter
 
-glibc = pytest.mark.skipif(not (hasattr(os, "confstr")
-                                and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")),
-                           reason="the malloc settings are glibc's; nothing is applied elsewhere")
+glibc = pytest.mark.skipif(
+    not (hasattr(os, "confstr") and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")),
+    reason="the malloc settings are glibc's; nothing is applied elsewhere",
+)
 
 # Eight threads each hold a block while all of them allocate (a barrier), so glibc would give
 # them arenas of their own; then malloc_info's XML is read back and its heaps counted.
@@ -57,8 +58,9 @@ ARENAS = textwrap.dedent("""
 
 
 def _arenas(mode: str, **env: str) -> tuple[int, str]:
-    done = subprocess.run([sys.executable, "-c", ARENAS, mode], capture_output=True, text=True, timeout=60,
-                          env=subprocess_env(**env))
+    done = subprocess.run(
+        [sys.executable, "-c", ARENAS, mode], capture_output=True, text=True, timeout=60, env=subprocess_env(**env)
+    )
     assert done.returncode == 0, done.stderr
     count, _, applied = done.stdout.strip().partition(" ")
     return int(count), applied
@@ -84,10 +86,14 @@ def test_a_variable_the_user_set_is_left_alone() -> None:
 @glibc
 @pytest.mark.parametrize("transport", [["serve"], ["serve", "--http", "0"]])
 def test_serve_applies_the_settings_on_both_transports(transport: list[str], tmp_path: object) -> None:
-    proc = subprocess.Popen([*lancelot_command(), *transport], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env=subprocess_env(LANCELOT_LOG_LEVEL="debug", LANCEDB_PATH=str(tmp_path),
-                                               MALLOC_TRIM_THRESHOLD_="1048576"))
+    proc = subprocess.Popen(
+        [*lancelot_command(), *transport],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(LANCELOT_LOG_LEVEL="debug", LANCEDB_PATH=str(tmp_path), MALLOC_TRIM_THRESHOLD_="1048576"),
+    )
     try:
         line = ""
         assert proc.stderr is not None
@@ -139,8 +145,9 @@ RELEASE = textwrap.dedent("""
 
 
 def _release(mib: int) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", RELEASE, str(mib)], capture_output=True, text=True, timeout=60,
-                          env=subprocess_env())
+    done = subprocess.run(
+        [sys.executable, "-c", RELEASE, str(mib)], capture_output=True, text=True, timeout=60, env=subprocess_env()
+    )
     assert done.returncode == 0, done.stderr
     import json
 

@@ -41,24 +41,27 @@ def test_defaults(isolated_env, monkeypatch):
 
 
 def test_precedence_flag_env_file_default(monkeypatch, isolated_env):
-    write_stored(isolated_env, {
-        "LANCEDB_PATH": "/from/file",
-        "LANCEDB_TABLE": "file_table",
-        "LANCEDB_TEXT_COLUMN": "file_text",
-        "LANCEDB_VECTOR_COLUMN": "file_vec",
-        "LANCEDB_DEFAULT_LIMIT": "7",
-    })
+    write_stored(
+        isolated_env,
+        {
+            "LANCEDB_PATH": "/from/file",
+            "LANCEDB_TABLE": "file_table",
+            "LANCEDB_TEXT_COLUMN": "file_text",
+            "LANCEDB_VECTOR_COLUMN": "file_vec",
+            "LANCEDB_DEFAULT_LIMIT": "7",
+        },
+    )
     monkeypatch.setenv("LANCEDB_PATH", "/from/env")
     monkeypatch.setenv("LANCEDB_TABLE", "env_table")
     monkeypatch.setenv("LANCEDB_TEXT_COLUMN", "env_text")
     s = load(flags={"LANCEDB_PATH": "/from/flag", "LANCEDB_TABLE": None})
 
-    assert s.db_uri == "/from/flag"          # flag beats env and file
-    assert s.table == "env_table"             # a None flag is ignored; env beats file
-    assert s.text_column == "env_text"        # env beats file
-    assert s.vector_column == "file_vec"      # file beats default
-    assert s.default_limit == 7               # file, converted to int
-    assert s.context_budget == 8000           # default
+    assert s.db_uri == "/from/flag"  # flag beats env and file
+    assert s.table == "env_table"  # a None flag is ignored; env beats file
+    assert s.text_column == "env_text"  # env beats file
+    assert s.vector_column == "file_vec"  # file beats default
+    assert s.default_limit == 7  # file, converted to int
+    assert s.context_budget == 8000  # default
     assert s.sources["LANCEDB_PATH"] == "flag"
     assert s.sources["LANCEDB_TABLE"] == "env"
     assert s.sources["LANCEDB_TEXT_COLUMN"] == "env"
@@ -151,8 +154,10 @@ def test_list_settings_split_on_commas(monkeypatch, isolated_env):
     assert load().allowed_origins == ("https://only.example",)
 
 
-@pytest.mark.parametrize(("level", "number"), [("debug", 10), ("ERROR", 40), ("warn", 30), ("silly", 5),
-                                               ("http", 15), ("verbose", 15), ("info", 20)])
+@pytest.mark.parametrize(
+    ("level", "number"),
+    [("debug", 10), ("ERROR", 40), ("warn", 30), ("silly", 5), ("http", 15), ("verbose", 15), ("info", 20)],
+)
 def test_log_levels_map_onto_python_logging(monkeypatch, level, number):
     monkeypatch.setenv("LANCELOT_LOG_LEVEL", level)
     assert load().log_level_number == number
@@ -160,9 +165,16 @@ def test_log_levels_map_onto_python_logging(monkeypatch, level, number):
 
 def test_every_setting_reads_its_variable(monkeypatch):
     env = {
-        "LANCEDB_PATH": "/p", "LANCEDB_TABLE": "t", "LANCEDB_TEXT_COLUMN": "tc", "LANCEDB_VECTOR_COLUMN": "vc",
-        "LANCEDB_DEFAULT_LIMIT": "3", "LANCEDB_CONTEXT_BUDGET": "300", "OPENAI_BASE_URL": "http://h/v1",
-        "EMBEDDING_MODEL": "m", "EMBEDDING_DIMENSIONS": "64", "LANCELOT_LOG_LEVEL": "debug",
+        "LANCEDB_PATH": "/p",
+        "LANCEDB_TABLE": "t",
+        "LANCEDB_TEXT_COLUMN": "tc",
+        "LANCEDB_VECTOR_COLUMN": "vc",
+        "LANCEDB_DEFAULT_LIMIT": "3",
+        "LANCEDB_CONTEXT_BUDGET": "300",
+        "OPENAI_BASE_URL": "http://h/v1",
+        "EMBEDDING_MODEL": "m",
+        "EMBEDDING_DIMENSIONS": "64",
+        "LANCELOT_LOG_LEVEL": "debug",
         "LANCELOT_BASE_PATH": "/lancelot",
     }
     for name, value in env.items():
@@ -170,8 +182,12 @@ def test_every_setting_reads_its_variable(monkeypatch):
     s = load()
     assert (s.db_uri, s.table, s.text_column, s.vector_column) == ("/p", "t", "tc", "vc")
     assert (s.default_limit, s.context_budget, s.embedding_dimensions) == (3, 300, 64)
-    assert (s.openai_base_url, s.embedding_model, s.log_level, s.base_path) == \
-        ("http://h/v1", "m", "debug", "/lancelot")
+    assert (s.openai_base_url, s.embedding_model, s.log_level, s.base_path) == (
+        "http://h/v1",
+        "m",
+        "debug",
+        "/lancelot",
+    )
     assert all(s.sources[name] == "env" for name in env)
 
 

@@ -85,9 +85,16 @@ def test_mkdocs_markup_is_gone_and_the_text_stays(tmp_path: Path) -> None:
     assert doc.title == "Request Files"
     for residue in ("{ #", "{*", "--8<--", "../", "<p", "<img", "<style", "display: none", "badge.svg", "///", "!!!"):
         assert residue not in doc.text.split("```html")[0], residue
-    for kept in ("You can define files to be uploaded", "\ndocs_src/request_files/tutorial001_an_py39.py\n",
-                 "\nincludes/abbreviations.md\n", "Use UploadFile", "spooled file", "Technical Details",
-                 "`File` is a class that inherits directly from `Form`.", "## Optional File Upload\n"):
+    for kept in (
+        "You can define files to be uploaded",
+        "\ndocs_src/request_files/tutorial001_an_py39.py\n",
+        "\nincludes/abbreviations.md\n",
+        "Use UploadFile",
+        "spooled file",
+        "Technical Details",
+        "`File` is a class that inherits directly from `Form`.",
+        "## Optional File Upload\n",
+    ):
         assert kept in doc.text, kept
     # the admonition's body is dedented: not an indented code block any more
     assert "\n`File` is a class" in doc.text
@@ -99,8 +106,10 @@ def test_dropped_lines_keep_the_line_numbers() -> None:
     cleaned = clean(MKDOCS_PAGE)
     assert cleaned.count("\n") == MKDOCS_PAGE.count("\n")
     lines = MKDOCS_PAGE.split("\n")
-    assert cleaned.split("\n")[lines.index("## Optional File Upload { #optional-file-upload }")] == \
-        "## Optional File Upload"
+    assert (
+        cleaned.split("\n")[lines.index("## Optional File Upload { #optional-file-upload }")]
+        == "## Optional File Upload"
+    )
 
 
 def test_docusaurus_imports_jsx_and_shortcodes_are_dropped(tmp_path: Path) -> None:
@@ -115,27 +124,34 @@ def test_docusaurus_imports_jsx_and_shortcodes_are_dropped(tmp_path: Path) -> No
 
 
 def test_text_that_only_looks_like_markup_is_kept() -> None:
-    prose = ("Use List<String> for a list; a set is {a, b}; x < y > z; 5 {items} left.\n"
-             "Write `<div>` or `{{ page.title }}` or `{* path *}` in code spans.\n"
-             "LaTeX stays: $$ {\\text{Pa}}_{{\\text{O}_{2}}} $$ and so does JSON {\"a\": {\"b\": 1}}.\n")
+    prose = (
+        "Use List<String> for a list; a set is {a, b}; x < y > z; 5 {items} left.\n"
+        "Write `<div>` or `{{ page.title }}` or `{* path *}` in code spans.\n"
+        'LaTeX stays: $$ {\\text{Pa}}_{{\\text{O}_{2}}} $$ and so does JSON {"a": {"b": 1}}.\n'
+    )
     assert clean(prose) == prose
 
 
 def test_a_page_with_its_source_beside_it_counts_once(tmp_path: Path) -> None:
     """An AsciiDoc-style build: every page's source next to it, and include fragments in a folder below."""
     for name in ("git-add", "git-commit"):
-        (tmp_path / f"{name}.html").write_text(f"<html><head><title>{name}</title></head><body><h1>{name}</h1>"
-                                               f"<p>The {name} command records changes.</p></body></html>")
+        (tmp_path / f"{name}.html").write_text(
+            f"<html><head><title>{name}</title></head><body><h1>{name}</h1>"
+            f"<p>The {name} command records changes.</p></body></html>"
+        )
         (tmp_path / f"{name}.txt").write_text(f"{name}(1)\n=====\n\nThe {name} command records changes.\n")
     (tmp_path / "cmd-list.txt").write_text("A fragment that git-add.txt includes.\n")
     (tmp_path / "includes").mkdir()
     (tmp_path / "includes" / "options.txt").write_text("--verbose:: Be verbose.\n")
     found = scan(tmp_path)
     assert found.paths == ["git-add.html", "git-commit.html"]
-    assert found.site_note() == ("rendered pages with their sources found: left out 2 source copies and "
-                                 "2 source fragments (--no-site-detection to index them)")
+    assert found.site_note() == (
+        "rendered pages with their sources found: left out 2 source copies and "
+        "2 source fragments (--no-site-detection to index them)"
+    )
     assert scan(tmp_path, site_detection=False).paths == sorted(
-        ["cmd-list.txt", "git-add.html", "git-add.txt", "git-commit.html", "git-commit.txt", "includes/options.txt"])
+        ["cmd-list.txt", "git-add.html", "git-add.txt", "git-commit.html", "git-commit.txt", "includes/options.txt"]
+    )
 
 
 def test_a_folder_without_pairs_keeps_its_text_files(tmp_path: Path) -> None:
@@ -147,14 +163,20 @@ def test_a_folder_without_pairs_keeps_its_text_files(tmp_path: Path) -> None:
 
 
 def test_headings_show_as_words_in_snippets_and_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert plain_headings("# Refund policy\n\nWarranty\n========\n\n```sh\n# a comment\n```") == \
-        "Refund policy\n\nWarranty\n\n```sh\n# a comment\n```"
-    assert snippet("# Refund policy\n\nRefunds are paid in 14 days.", ["refund"]) == \
-        "Refund policy Refunds are paid in 14 days."
+    assert (
+        plain_headings("# Refund policy\n\nWarranty\n========\n\n```sh\n# a comment\n```")
+        == "Refund policy\n\nWarranty\n\n```sh\n# a comment\n```"
+    )
+    assert (
+        snippet("# Refund policy\n\nRefunds are paid in 14 days.", ["refund"])
+        == "Refund policy Refunds are paid in 14 days."
+    )
     src = tmp_path / "src"
     src.mkdir()
-    (src / "refunds.md").write_text("# Refund policy\n\nRefunds are paid in 14 days.\n\nWarranty\n========\n\n"
-                                    "Two years on every kayak.\n", encoding="utf-8")
+    (src / "refunds.md").write_text(
+        "# Refund policy\n\nRefunds are paid in 14 days.\n\nWarranty\n========\n\nTwo years on every kayak.\n",
+        encoding="utf-8",
+    )
     db = tmp_path / "db"
     index_folder(src, str(db), chunk_size=400)
     stored = lancedb.connect(str(db)).open_table("documents").to_arrow().column("text").to_pylist()
@@ -172,8 +194,10 @@ def _sphinx_build(root: Path, index_js: str) -> None:
     (root / "_static").mkdir(parents=True)
     (root / "searchindex.js").write_text(index_js)
     for name in ("index", "usage", "whole-book"):
-        (root / f"{name}.html").write_text(f"<html><head><title>{name}</title></head><body><div role='main'>"
-                                           f"<h1>{name}</h1><p>The widget spins on {name}.</p></div></body></html>")
+        (root / f"{name}.html").write_text(
+            f"<html><head><title>{name}</title></head><body><div role='main'>"
+            f"<h1>{name}</h1><p>The widget spins on {name}.</p></div></body></html>"
+        )
 
 
 def test_a_sphinx_page_its_search_index_does_not_list_is_left_out(tmp_path: Path) -> None:

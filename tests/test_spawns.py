@@ -43,14 +43,20 @@ def _multiprocessing() -> None:
     worker.join(60)
 
 
-@pytest.mark.parametrize(("start", "program"), [
-    (lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), os.path.basename(sys.executable)),
-    (lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, close_fds=False),  # posix_spawn
-     os.path.basename(sys.executable)),
-    (lambda: subprocess.run("exit 0", shell=True, check=True), "sh"),
-    (lambda: asyncio.run(_asyncio()), os.path.basename(sys.executable)),
-    (_pty, "?"),
-], ids=["subprocess", "posix-spawn", "shell", "asyncio", "pty"])
+@pytest.mark.parametrize(
+    ("start", "program"),
+    [
+        (lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), os.path.basename(sys.executable)),
+        (
+            lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, close_fds=False),  # posix_spawn
+            os.path.basename(sys.executable),
+        ),
+        (lambda: subprocess.run("exit 0", shell=True, check=True), "sh"),
+        (lambda: asyncio.run(_asyncio()), os.path.basename(sys.executable)),
+        (_pty, "?"),
+    ],
+    ids=["subprocess", "posix-spawn", "shell", "asyncio", "pty"],
+)
 def test_every_way_of_starting_a_process_is_counted(start: object, program: str) -> None:
     assert _counted(start) == [program]
 

@@ -44,8 +44,9 @@ def on_terminal(args: list[str], columns: int, **env: str) -> tuple[str, str, in
         if name not in env:
             base.pop(name, None)
     base.setdefault("TERM", "xterm-256color")
-    proc = subprocess.Popen([*lancelot_command(), *args], stdin=follower, stdout=follower, stderr=subprocess.PIPE,
-                            env=base)
+    proc = subprocess.Popen(
+        [*lancelot_command(), *args], stdin=follower, stdout=follower, stderr=subprocess.PIPE, env=base
+    )
     os.close(follower)
     output = read_all(leader)
     err = proc.stderr.read() if proc.stderr else b""
@@ -125,8 +126,9 @@ def test_query_on_a_terminal_is_rendered_markdown(sample_db: Path) -> None:
     assert "chunk(s)" in err
 
 
-def test_status_shows_tables_and_where_settings_come_from(monkeypatch: pytest.MonkeyPatch, isolated_env: Path,
-                                                          sample_db: Path) -> None:
+def test_status_shows_tables_and_where_settings_come_from(
+    monkeypatch: pytest.MonkeyPatch, isolated_env: Path, sample_db: Path
+) -> None:
     (isolated_env / "settings.json").write_text(json.dumps({"EMBEDDING_MODEL": "from-file-model"}), encoding="utf-8")
     monkeypatch.setenv("LANCEDB_DEFAULT_LIMIT", "7")
     result = cli("status", "--db", sample_db)
@@ -136,8 +138,9 @@ def test_status_shows_tables_and_where_settings_come_from(monkeypatch: pytest.Mo
     table = reply["tables"][0]
     assert re.search(r"table\s+rows\s+full-text index\s+vectors\s+last indexed", out), out
     fts = ", ".join(table["fullTextColumns"])  # text, and the weighted title, heading and path
-    assert re.search(rf"^\s*documents\s+{table['rows']}\s+{re.escape(fts)}\s+none\s+{table['updatedAt'][:10]}",
-                     out, re.M), out
+    assert re.search(
+        rf"^\s*documents\s+{table['rows']}\s+{re.escape(fts)}\s+none\s+{table['updatedAt'][:10]}", out, re.M
+    ), out
     assert re.search(rf"^\s*LANCEDB_PATH\s+{re.escape(str(sample_db))}\s+flag\s*$", out, re.M), out
     assert re.search(r"^\s*LANCEDB_DEFAULT_LIMIT\s+7\s+env\s*$", out, re.M), out
     assert re.search(r"^\s*EMBEDDING_MODEL\s+from-file-model\s+file\s*$", out, re.M), out
@@ -205,8 +208,14 @@ def test_help_states_exit_codes_and_the_no_match_decision() -> None:
 
 @pytest.mark.slow
 def test_typer_use_rich_0_gives_the_classic_help() -> None:
-    proc = subprocess.run([*lancelot_command(), "search", "--help"], capture_output=True, text=True,
-                          env=subprocess_env(TYPER_USE_RICH="0"), timeout=TIMEOUT, check=False)
+    proc = subprocess.run(
+        [*lancelot_command(), "search", "--help"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(TYPER_USE_RICH="0"),
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "╭" not in proc.stdout
     assert "Options:" in proc.stdout and "--jsonl" in proc.stdout

@@ -45,8 +45,13 @@ def cli(*args: str) -> str:
 
 def on_terminal(*args: str) -> str:
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([*lancelot_command(), *args], stdin=follower, stdout=follower, stderr=subprocess.PIPE,
-                            env=subprocess_env(TERM="xterm-256color", COLUMNS="160"))
+    proc = subprocess.Popen(
+        [*lancelot_command(), *args],
+        stdin=follower,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(TERM="xterm-256color", COLUMNS="160"),
+    )
     os.close(follower)
     output = read_all(leader).decode("utf-8")
     assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""

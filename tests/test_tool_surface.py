@@ -58,11 +58,19 @@ async def _call(db: Path, name: str, arguments: dict[str, Any]) -> Any:
 
 def _stdio_lines(db: Path, messages: list[dict[str, Any]], tmp_path: Path) -> list[str]:
     """Raw JSON-RPC over `lancelot serve`'s stdio: the reply lines exactly as sent, one per request."""
-    env = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(tmp_path),
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env = subprocess_env(
+        LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(tmp_path), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring"
+    )
     payload = "".join(json.dumps(m) + "\n" for m in messages)
-    proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, cwd=tmp_path, text=True)
+    proc = subprocess.Popen(
+        [*lancelot_command(), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+        text=True,
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(payload)
@@ -76,13 +84,18 @@ def _stdio_lines(db: Path, messages: list[dict[str, Any]], tmp_path: Path) -> li
 
 
 HANDSHAKE = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
 ]
 
 
 # -- the tool list ---------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_tools_list_as_sent_fits_the_budget(sample_db: Path, tmp_path: Path) -> None:
@@ -98,8 +111,11 @@ async def test_tools_list_in_the_2026_protocol_fits_the_budget_too(sample_db: Pa
     """The modern protocol's result also carries the server's info in ``_meta`` and cache hints."""
     async with Client(_server(sample_db)) as client:
         listed = await client.list_tools()
-    size = len(json.dumps(listed.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False,
-                          separators=(",", ":")))
+    size = len(
+        json.dumps(
+            listed.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False, separators=(",", ":")
+        )
+    )
     assert size <= TOOLS_LIST_BUDGET, f"tools/list result is {size} characters"
 
 
@@ -120,8 +136,9 @@ async def test_every_parameter_is_described_once_without_schema_noise(sample_db:
     # types: a type list would be shorter, but single-type dialects (Gemini's) reject it.
     scalar = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
     by_name = {t.name: t.input_schema["properties"] for t in tools}
-    assert by_name["lancedb_search"]["filters"]["additionalProperties"] == \
-        {"anyOf": [*scalar, {"items": {"anyOf": scalar}, "type": "array"}]}
+    assert by_name["lancedb_search"]["filters"]["additionalProperties"] == {
+        "anyOf": [*scalar, {"items": {"anyOf": scalar}, "type": "array"}]
+    }
     assert by_name["lancedb_query"]["filters"] == {"type": "object", "description": "As in lancedb_search."}
 
 
@@ -129,9 +146,13 @@ async def test_every_parameter_is_described_once_without_schema_noise(sample_db:
 async def test_structured_content_is_valid_against_the_published_output_schema(sample_db: Path) -> None:
     async with Client(_server(sample_db)) as client:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
-        calls = [("lancedb_search", {"query": "refund"}), ("lancedb_search", {"query": "?!"}),
-                 ("lancedb_search", {"query": "refund", "searchType": "vector"}),
-                 ("lancedb_status", {}), ("lancedb_version", {})]
+        calls = [
+            ("lancedb_search", {"query": "refund"}),
+            ("lancedb_search", {"query": "?!"}),
+            ("lancedb_search", {"query": "refund", "searchType": "vector"}),
+            ("lancedb_status", {}),
+            ("lancedb_version", {}),
+        ]
         for name, arguments in calls:
             result = await client.call_tool(name, arguments)
             assert not result.is_error, text_of(result)
@@ -146,9 +167,12 @@ async def test_structured_content_is_valid_against_the_published_output_schema(s
 BAD_ARGUMENTS = [
     ("lancedb_search", {"query": "x", "limit": "ten"}, 'limit must be an integer from 1 to 200; got "ten"'),
     ("lancedb_search", {"query": "x", "limit": 0}, "limit must be an integer from 1 to 200; got 0"),
-    ("lancedb_search", {"query": "x", "searchType": "fuzzy"},
-     'searchType must be one of auto, text, vector, hybrid; got "fuzzy"'),
-    ("lancedb_search", {"query": "x", "filters": ["kind"]}, 'filters must be an object of column: value'),
+    (
+        "lancedb_search",
+        {"query": "x", "searchType": "fuzzy"},
+        'searchType must be one of auto, text, vector, hybrid; got "fuzzy"',
+    ),
+    ("lancedb_search", {"query": "x", "filters": ["kind"]}, "filters must be an object of column: value"),
     ("lancedb_search", {"query": "x", "filters": {"kind": {"a": 1}}}, 'got {"kind": {"a": 1}}'),
     ("lancedb_search", {"query": "x", "table": 5}, "table must be a string of at most 200 characters; got 5"),
     ("lancedb_search", {"query": "x", "textColumn": []}, "textColumn must be a string; got []"),
@@ -160,12 +184,18 @@ BAD_ARGUMENTS = [
     ("lancedb_document", {"id": "a#1", "before": -1}, "before must be an integer from 0 to 200; got -1"),
     ("lancedb_document", {"id": "a#1", "after": 1.5}, "after must be an integer from 0 to 200; got 1.5"),
     ("lancedb_document", {"source": "a.md", "contextBudget": "big"}, "contextBudget must be an integer of at least"),
-    ("lancedb_document", {"source": "policies/refunds.md", "id": "policies/refunds.md#0"},
-     "give source (a whole document) or id (the chunks around a hit), not both"),
+    (
+        "lancedb_document",
+        {"source": "policies/refunds.md", "id": "policies/refunds.md#0"},
+        "give source (a whole document) or id (the chunks around a hit), not both",
+    ),
     ("lancedb_status", {"verbose": [1]}, "verbose must be true or false; got [1]"),
     # An argument the tool does not take is named, not dropped in silence.
-    ("lancedb_search", {"query": "x", "limt": 5, "top_k": 3},
-     "unknown parameters limt, top_k; this tool takes: query, limit, searchType, table,"),
+    (
+        "lancedb_search",
+        {"query": "x", "limt": 5, "top_k": 3},
+        "unknown parameters limt, top_k; this tool takes: query, limit, searchType, table,",
+    ),
     ("lancedb_query", {"question": "x", "query": "x"}, "unknown parameter query; this tool takes: question,"),
     ("lancedb_status", {"verbosity": 2}, "unknown parameter verbosity; this tool takes: verbose"),
     ("lancedb_version", {"extra": 1}, "unknown parameter extra; this tool takes: no parameters"),
@@ -174,8 +204,9 @@ BAD_ARGUMENTS = [
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("name", "arguments", "expected"), BAD_ARGUMENTS)
-async def test_a_rejected_argument_is_one_line_naming_it(sample_db: Path, name: str, arguments: dict[str, Any],
-                                                          expected: str) -> None:
+async def test_a_rejected_argument_is_one_line_naming_it(
+    sample_db: Path, name: str, arguments: dict[str, Any], expected: str
+) -> None:
     result = await _call(sample_db, name, arguments)
     text = text_of(result)
     assert result.is_error
@@ -192,38 +223,58 @@ async def test_two_rejected_arguments_are_named_once_each(sample_db: Path) -> No
 
 @pytest.mark.slow
 def test_a_rejected_argument_is_one_line_over_stdio(sample_db: Path, tmp_path: Path) -> None:
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "lancedb_search", "arguments": {"query": "x", "limit": "ten"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "lancedb_search", "arguments": {"query": "x", "limit": "ten"}},
+    }
     _, reply = _stdio_lines(sample_db, [*HANDSHAKE, call], tmp_path)
     result = json.loads(reply)["result"]
     assert result["isError"] is True
-    assert [c["text"] for c in result["content"]] == \
-        ['Error executing tool lancedb_search: limit must be an integer from 1 to 200; got "ten"']
+    assert [c["text"] for c in result["content"]] == [
+        'Error executing tool lancedb_search: limit must be an integer from 1 to 200; got "ten"'
+    ]
 
 
 @pytest.mark.slow
 def test_a_rejected_argument_is_one_line_over_http(sample_db: Path, tmp_path: Path) -> None:
     port = free_port()
-    env = subprocess_env(LANCEDB_PATH=str(sample_db), LANCELOT_CONFIG_DIR=str(tmp_path),
-                         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env = subprocess_env(
+        LANCEDB_PATH=str(sample_db),
+        LANCELOT_CONFIG_DIR=str(tmp_path),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
     served = spawn_serve(lancelot_command(), ["--http", str(port)], port, tmp_path / "http", env)
     try:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": "lancedb_query", "arguments": {"question": "x", "contextBudget": 5}}})
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "lancedb_query", "arguments": {"question": "x", "contextBudget": 5}},
+            }
+        )
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("POST", "/mcp", body=body, headers={"Content-Type": "application/json",
-                                                         "Accept": "application/json, text/event-stream"})
+        conn.request(
+            "POST",
+            "/mcp",
+            body=body,
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
         response = conn.getresponse()
         result = json.loads(response.read())["result"]
         conn.close()
     finally:
         served.stop()
     assert result["isError"] is True
-    assert [c["text"] for c in result["content"]] == \
-        ["Error executing tool lancedb_query: contextBudget must be an integer of at least 200; got 5"]
+    assert [c["text"] for c in result["content"]] == [
+        "Error executing tool lancedb_query: contextBudget must be an integer of at least 200; got 5"
+    ]
 
 
 # -- replies that never waste a token --------------------------------------------------------------
+
 
 @pytest.mark.anyio
 async def test_a_long_query_is_echoed_capped_and_says_so(sample_db: Path) -> None:
@@ -241,8 +292,9 @@ async def test_query_cuts_the_best_chunk_to_fit_instead_of_dropping_it(sample_db
     roomy = text_of(await _call(sample_db, "lancedb_query", {"question": "how do refunds work?"}))
     assert "## [1] Refund policy\nsource: policies/refunds.md" in roomy  # the best chunk
     for budget in (700, 400, 300):
-        text = text_of(await _call(sample_db, "lancedb_query",
-                                   {"question": "how do refunds work?", "contextBudget": budget}))
+        text = text_of(
+            await _call(sample_db, "lancedb_query", {"question": "how do refunds work?", "contextBudget": budget})
+        )
         assert len(text) <= budget
         assert "## [1] Refund policy\nsource: policies/refunds.md" in text, text
         assert re.search(r"… \[cut to fit: [\d,]+ of [\d,]+ characters\]", text), text
@@ -280,8 +332,11 @@ async def test_document_cuts_the_first_chunk_to_fit_and_next_moves_forward(long_
         assert _next(text) >= 1, text  # past the chunk shown (or cut)
     # Windows: the chunk asked for is shown even when its neighbours do not fit, and next moves on.
     for budget in (300, 1200):
-        text = text_of(await _call(long_db, "lancedb_document",
-                                   {"id": "manual.md#5", "before": 2, "after": 2, "contextBudget": budget}))
+        text = text_of(
+            await _call(
+                long_db, "lancedb_document", {"id": "manual.md#5", "before": 2, "after": 2, "contextBudget": budget}
+            )
+        )
         assert "Step 5.0 checks valve 5." in text, text
         assert _next(text) == 6, text
 
@@ -294,17 +349,23 @@ async def test_chunks_are_numbered_from_0_like_ids_in_labels_and_next(long_db: P
     window = text_of(await _call(long_db, "lancedb_document", {"id": "manual.md#3", "before": 1, "after": 1}))
     assert window.splitlines()[1] == "source: manual.md · chunks #2–#4 of 8"
     assert "Step 2.0" in window and "Step 4.39" in window and "Step 5.0" not in window
-    cut = text_of(await _call(long_db, "lancedb_document",
-                              {"id": "manual.md#3", "before": 1, "after": 3, "contextBudget": 2500}))
+    cut = text_of(
+        await _call(long_db, "lancedb_document", {"id": "manual.md#3", "before": 1, "after": 3, "contextBudget": 2500})
+    )
     last_shown = max(int(n) for n in re.findall(r"Step (\d)\.0 ", cut))
     assert _next(cut) == last_shown + 1, cut
 
 
 @pytest.mark.slow
 def test_show_labels_match_ids_in_the_cli(long_db: Path) -> None:
-    proc = subprocess.run([*lancelot_command(), "show", "manual.md#3", "--before", "0", "--after", "0", "--json",
-                           "--db", str(long_db)], capture_output=True, text=True, timeout=120,
-                          env=subprocess_env(), cwd=REPO)
+    proc = subprocess.run(
+        [*lancelot_command(), "show", "manual.md#3", "--before", "0", "--after", "0", "--json", "--db", str(long_db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr
     reply = json.loads(proc.stdout)
     assert (reply["first"], reply["last"]) == (3, 3)
@@ -312,6 +373,7 @@ def test_show_labels_match_ids_in_the_cli(long_db: Path) -> None:
 
 
 # -- default replies stay within a token budget ----------------------------------------------------
+
 
 @pytest.mark.anyio
 async def test_default_replies_on_the_sample_stay_within_their_token_budgets(sample_db: Path) -> None:

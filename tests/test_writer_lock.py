@@ -29,21 +29,30 @@ time.sleep(60)
 
 def _hold_lock(db: Path, write_pid: bool) -> subprocess.Popen[str]:
     db.mkdir(parents=True, exist_ok=True)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db / ".lancelot-index-documents.lock"),
-                               "pid" if write_pid else "-"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db / ".lancelot-index-documents.lock"), "pid" if write_pid else "-"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout and holder.stdout.readline().strip() == "held"
     return holder
 
 
 def _index(docs: Path, db: Path, config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*lancelot_command(), "index", str(docs), str(db)], capture_output=True, text=True,
-                          timeout=120, env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="300"))
+    return subprocess.run(
+        [*lancelot_command(), "index", str(docs), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="300"),
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("write_pid", [True, False])
-def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(docs: Path, tmp_path: Path,
-                                                                   write_pid: bool) -> None:
+def test_a_held_lock_gives_one_sentence_naming_the_holder_when_known(
+    docs: Path, tmp_path: Path, write_pid: bool
+) -> None:
     db = tmp_path / "db"
     holder = _hold_lock(db, write_pid)
     try:
@@ -77,8 +86,9 @@ def test_the_lock_is_not_inherited_by_child_processes(docs: Path, tmp_path: Path
         "                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "    print(child.pid, flush=True)\n"
     )
-    parent = subprocess.run([sys.executable, "-c", script, str(db)], capture_output=True, text=True, timeout=60,
-                            env=subprocess_env())
+    parent = subprocess.run(
+        [sys.executable, "-c", script, str(db)], capture_output=True, text=True, timeout=60, env=subprocess_env()
+    )
     assert parent.returncode == 0, parent.stderr
     child = int(parent.stdout.split()[0])
     try:
@@ -136,8 +146,10 @@ def test_a_first_build_is_invisible_until_complete(tmp_path: Path, monkeypatch: 
         reader.join(30)
     assert done.returncode == 0, done.stderr
     counts = [n for kind, n in seen if kind == "hits"]
-    print(f"\nreads: {len(seen)}; before the table existed: {sum(k == 'absent' for k, _ in seen)}; "
-          f"hit counts: {sorted(set(counts))}")
+    print(
+        f"\nreads: {len(seen)}; before the table existed: {sum(k == 'absent' for k, _ in seen)}; "
+        f"hit counts: {sorted(set(counts))}"
+    )
     assert not [kind for kind, _ in seen if kind.startswith("error")], [k for k, _ in seen if k != "absent"][:5]
     assert counts and all(n == 5 for n in counts), sorted(set(counts))
     assert len(seen) >= after + 3 and seen[-1] == ("hits", 5), seen[-5:]  # and it read the finished table

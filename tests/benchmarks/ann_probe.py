@@ -12,6 +12,7 @@ Configs (``CONFIGS``): pq96b4 = IVF_PQ with 96 sub-vectors of 4 bits (what stora
 pq48 = 48 of 8 bits, pq48s64 = the same with sample_rate 64, pq96 = 96 of 8 bits, flat = IVF_FLAT,
 sq = IVF_SQ, hnsw = IVF_HNSW_SQ. Results: tests/benchmarks/README.md, "Vector search at scale".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,12 +28,21 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact" / "em
 DIM = 384
 # name -> (index config factory kwargs, query kwargs list)
 CONFIGS = {
-    "pq48": ("IvfPq", {"num_sub_vectors": 48}, [{"nprobes": 20, "refine": 10}, {"nprobes": 30, "refine": 20},
-                                                  {"nprobes": 50, "refine": 20}]),
-    "pq48s64": ("IvfPq", {"num_sub_vectors": 48, "sample_rate": 64}, [{"nprobes": 20, "refine": 10},
-                                                                        {"nprobes": 30, "refine": 20}]),
-    "pq96b4": ("IvfPq", {"num_sub_vectors": 96, "num_bits": 4}, [{"nprobes": 20, "refine": 10},
-                                                                  {"nprobes": 20, "refine": 20}]),
+    "pq48": (
+        "IvfPq",
+        {"num_sub_vectors": 48},
+        [{"nprobes": 20, "refine": 10}, {"nprobes": 30, "refine": 20}, {"nprobes": 50, "refine": 20}],
+    ),
+    "pq48s64": (
+        "IvfPq",
+        {"num_sub_vectors": 48, "sample_rate": 64},
+        [{"nprobes": 20, "refine": 10}, {"nprobes": 30, "refine": 20}],
+    ),
+    "pq96b4": (
+        "IvfPq",
+        {"num_sub_vectors": 96, "num_bits": 4},
+        [{"nprobes": 20, "refine": 10}, {"nprobes": 20, "refine": 20}],
+    ),
     "pq96": ("IvfPq", {"num_sub_vectors": 96}, [{"nprobes": 20, "refine": 10}, {"nprobes": 30, "refine": 10}]),
     "flat": ("IvfFlat", {}, [{"nprobes": 10}, {"nprobes": 20}, {"nprobes": 40}]),
     "sq": ("IvfSq", {}, [{"nprobes": 20, "refine": 5}, {"nprobes": 30, "refine": 10}]),
@@ -80,9 +90,14 @@ def query(db: str, n: int, runs: list[dict]) -> None:
             if i >= 3:  # (the first ones load the index)
                 lat.append(time.perf_counter() - t)
             rec.append(len(ex & set(ids[:10])) / 10)
-        out.append({**kw, "p50_ms": round(float(np.median(lat)) * 1000, 1),
-                    "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 1),
-                    "recall10": round(float(np.mean(rec)), 3)})
+        out.append(
+            {
+                **kw,
+                "p50_ms": round(float(np.median(lat)) * 1000, 1),
+                "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 1),
+                "recall10": round(float(np.mean(rec)), 3),
+            }
+        )
     print(json.dumps({"runs": out, "rss_mib_before": start, "rss_mib": rss()}))
 
 
@@ -103,7 +118,7 @@ def main() -> None:
     column = pa.FixedSizeListArray.from_arrays(pa.array(base.ravel()), DIM)
     tbl = lancedb.connect(db).create_table("t", pa.table({"id": np.arange(opts.n), "vector": column}), mode="overwrite")
     del base, column
-    flat = json.loads(subprocess.check_output([sys.executable, __file__, str(opts.n), "--query", '[{}]']))
+    flat = json.loads(subprocess.check_output([sys.executable, __file__, str(opts.n), "--query", "[{}]"]))
     print(f"flat (no index): {flat}", flush=True)
     for name in opts.configs.split(","):
         kind, build, runs = CONFIGS[name]
@@ -113,19 +128,24 @@ def main() -> None:
         res = json.loads(subprocess.check_output([sys.executable, __file__, str(opts.n), "--query", json.dumps(runs)]))
         print(f"{name} {kind} {build}: build {built:.1f} s; {res}", flush=True)
         # Maintenance: 1 % new rows (unindexed, searched flat), then optimize() folds them in.
-        extra = vectors(opts.n + opts.n // 100)[opts.n:]
+        extra = vectors(opts.n + opts.n // 100)[opts.n :]
         extra_col = pa.FixedSizeListArray.from_arrays(pa.array(extra.ravel()), DIM)
         tbl.add(pa.table({"id": np.arange(opts.n, opts.n + len(extra)), "vector": extra_col}))
-        found = (tbl.search(extra[0].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0]
-                 .as_py())
+        found = (
+            tbl.search(extra[0].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0].as_py()
+        )
         t = time.time()
         tbl.optimize()
         opt = time.time() - t
         stats = {i.name: tbl.index_stats(i.name) for i in tbl.list_indices()}
-        found2 = (tbl.search(extra[1].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0]
-                  .as_py())
-        print(f"  +{len(extra)} rows: new row found before optimize {found == opts.n}, optimize {opt:.1f} s, "
-              f"after {found2 == opts.n + 1}; {stats}", flush=True)
+        found2 = (
+            tbl.search(extra[1].tolist()).limit(1).nprobes(20).select(["id", "_distance"]).to_arrow()["id"][0].as_py()
+        )
+        print(
+            f"  +{len(extra)} rows: new row found before optimize {found == opts.n}, optimize {opt:.1f} s, "
+            f"after {found2 == opts.n + 1}; {stats}",
+            flush=True,
+        )
         tbl.delete(f"id >= {opts.n}")
         tbl.optimize()
 

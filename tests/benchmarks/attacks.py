@@ -52,34 +52,64 @@ from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa
 ACCEPT = "application/json, text/event-stream"
 TIMEOUT = 30.0
 BARE = "Error executing tool"
-INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "attacks", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "attacks", "version": "1"}},
+}
 
 
 def bad_arguments() -> list[tuple[str, dict[str, Any]]]:
     big = "x" * 60_000
-    hostile = ["../../etc/passwd", "/etc/passwd", "x' OR '1'='1", "a\x00b", "\u202e\ufeff", "%s%n", "${jndi:x}",
-               "*", "", " ", "\\", "documents; DROP TABLE documents", big]
+    hostile = [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "x' OR '1'='1",
+        "a\x00b",
+        "\u202e\ufeff",
+        "%s%n",
+        "${jndi:x}",
+        "*",
+        "",
+        " ",
+        "\\",
+        "documents; DROP TABLE documents",
+        big,
+    ]
     cases: list[tuple[str, dict[str, Any]]] = []
     for value in hostile:
-        cases += [("lancedb_search", {"query": value}), ("lancedb_search", {"query": "refund", "table": value}),
-                  ("lancedb_search", {"query": "refund", "textColumn": value}),
-                  ("lancedb_search", {"query": "refund", "pathPrefix": value}),
-                  ("lancedb_search", {"query": "refund", "filters": {value or "k": value}}),
-                  ("lancedb_query", {"question": value}), ("lancedb_query", {"question": "x", "table": value}),
-                  ("lancedb_document", {"source": value}), ("lancedb_document", {"id": value})]
+        cases += [
+            ("lancedb_search", {"query": value}),
+            ("lancedb_search", {"query": "refund", "table": value}),
+            ("lancedb_search", {"query": "refund", "textColumn": value}),
+            ("lancedb_search", {"query": "refund", "pathPrefix": value}),
+            ("lancedb_search", {"query": "refund", "filters": {value or "k": value}}),
+            ("lancedb_query", {"question": value}),
+            ("lancedb_query", {"question": "x", "table": value}),
+            ("lancedb_document", {"source": value}),
+            ("lancedb_document", {"id": value}),
+        ]
     for value in [0, -1, 201, 10**12, 1.5, "10", None, True, [], {}]:
-        cases += [("lancedb_search", {"query": "refund", "limit": value}),
-                  ("lancedb_query", {"question": "refund", "contextBudget": value}),
-                  ("lancedb_document", {"source": "faq.txt", "before": value})]
+        cases += [
+            ("lancedb_search", {"query": "refund", "limit": value}),
+            ("lancedb_query", {"question": "refund", "contextBudget": value}),
+            ("lancedb_document", {"source": "faq.txt", "before": value}),
+        ]
     for value in [None, 1, [], {}, ["refund"], True]:
         cases += [("lancedb_search", {"query": value}), ("lancedb_search", {"query": "x", "searchType": value})]
-    cases += [("lancedb_search", {"query": "refund", "textColumn": "tags"}),
-              ("lancedb_search", {"query": "refund", "vectorColumn": "tags", "searchType": "vector"}),
-              ("lancedb_search", {"query": "refund", "filters": {"tags": ["a", {"b": 1}]}}),
-              ("lancedb_search", {"query": "refund", "searchType": "fuzzy"}), ("lancedb_search", {}),
-              ("lancedb_status", {"verbose": "yes"}), ("lancedb_version", {"extra": 1}),
-              ("lancedb_drop_table", {"table": "documents"}), ("", {}), ("x" * 10_000, {})]
+    cases += [
+        ("lancedb_search", {"query": "refund", "textColumn": "tags"}),
+        ("lancedb_search", {"query": "refund", "vectorColumn": "tags", "searchType": "vector"}),
+        ("lancedb_search", {"query": "refund", "filters": {"tags": ["a", {"b": 1}]}}),
+        ("lancedb_search", {"query": "refund", "searchType": "fuzzy"}),
+        ("lancedb_search", {}),
+        ("lancedb_status", {"verbose": "yes"}),
+        ("lancedb_version", {"extra": 1}),
+        ("lancedb_drop_table", {"table": "documents"}),
+        ("", {}),
+        ("x" * 10_000, {}),
+    ]
     return cases
 
 
@@ -104,10 +134,18 @@ TOOL_NAMES = ("lancedb_search", "lancedb_query", "lancedb_document", "lancedb_st
 
 class Stdio:
     def __init__(self, db: Path, config: Path) -> None:
-        env = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config),
-                             PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
-        self.proc = subprocess.Popen([*lancelot_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
+        env = subprocess_env(
+            LANCEDB_PATH=str(db),
+            LANCELOT_CONFIG_DIR=str(config),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        )
+        self.proc = subprocess.Popen(
+            [*lancelot_command(), "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         self.buffer = b""
 
     def send(self, line: bytes | dict[str, Any]) -> None:
@@ -136,8 +174,12 @@ class Stdio:
         deadline = time.monotonic() + TIMEOUT
         while (left := deadline - time.monotonic()) > 0:
             reply = self.receive(left)
-            if reply is None or not isinstance(reply, dict) or reply.get("id") == request_id \
-                    or "stdout-not-json" in reply:
+            if (
+                reply is None
+                or not isinstance(reply, dict)
+                or reply.get("id") == request_id
+                or "stdout-not-json" in reply
+            ):
                 return reply
         return None
 
@@ -168,11 +210,19 @@ class Http:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        environ = subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config),
-                                 PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **env)
-        self.proc = subprocess.Popen([*lancelot_command(), "serve", "--http", str(self.port)],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env=environ)
+        environ = subprocess_env(
+            LANCEDB_PATH=str(db),
+            LANCELOT_CONFIG_DIR=str(config),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+            **env,
+        )
+        self.proc = subprocess.Popen(
+            [*lancelot_command(), "serve", "--http", str(self.port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=environ,
+        )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -183,8 +233,9 @@ class Http:
                     raise SystemExit("lancelot serve --http did not start") from None
                 time.sleep(0.1)
 
-    def post(self, body: bytes, headers: dict[str, str] | None = None, method: str = "POST",
-             path: str = "/mcp") -> tuple[int, bytes]:
+    def post(
+        self, body: bytes, headers: dict[str, str] | None = None, method: str = "POST", path: str = "/mcp"
+    ) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
         sent = {"Content-Type": "application/json", "Accept": ACCEPT}
         sent.update(headers or {})
@@ -208,8 +259,12 @@ class Http:
 
 
 def rpc(name: str, arguments: Any, request_id: Any = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 def json_rpc_error(body: bytes) -> bool:
@@ -250,14 +305,24 @@ def bad_args_http(server: Http, cases: list[tuple[str, dict[str, Any]]]) -> tupl
 def protocol_stdio(server: Stdio) -> tuple[int, int]:
     """Each frame must get the reply shown (None: no reply due), and the server must still answer a ping."""
     frames: list[tuple[bytes, Any]] = [
-        (b"not json", -32700), (b"{oops", -32700), (b"\xff\xfe\x00", -32700), (b"   ", -32700),
-        (b'{"a":' * 3000 + b"1" + b"}" * 3000, -32700), (b"[" * 5000 + b"]" * 5000, -32700),
-        (b"42", -32600), (b"null", -32600), (b'"x"', -32600), (b"[]", -32600), (b"[1,2]", -32600),
-        (b'{"foo":1}', -32600), (b'{"jsonrpc":"1.0","id":1,"method":"ping"}', -32600),
+        (b"not json", -32700),
+        (b"{oops", -32700),
+        (b"\xff\xfe\x00", -32700),
+        (b"   ", -32700),
+        (b'{"a":' * 3000 + b"1" + b"}" * 3000, -32700),
+        (b"[" * 5000 + b"]" * 5000, -32700),
+        (b"42", -32600),
+        (b"null", -32600),
+        (b'"x"', -32600),
+        (b"[]", -32600),
+        (b"[1,2]", -32600),
+        (b'{"foo":1}', -32600),
+        (b'{"jsonrpc":"1.0","id":1,"method":"ping"}', -32600),
         (b'{"jsonrpc":"2.0","id":1,"method":3}', -32600),
         # The SDK reads a request with an id of another type as a notification (no reply is due);
         # the server must stay up.
-        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}', None), (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None),
+        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}', None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', None),
         (b'{"jsonrpc":"2.0","id":7,"method":"no/such/method"}', -32601),
         (b'{"jsonrpc":"2.0","id":8,"method":"tools/call"}', "error"),
         (b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[]}', "error"),
@@ -302,18 +367,29 @@ def http_status(server: Http) -> tuple[int, int]:
     port = server.port
     good = json.dumps(rpc("lancedb_version", {})).encode()
     cases: list[tuple[str, str, dict[str, str | None], bytes, int]] = [
-        ("POST", "/mcp", {}, good, 200), ("POST", "/mcp/", {}, good, 200),
-        ("GET", "/mcp", {}, b"", 405), ("DELETE", "/mcp", {}, b"", 405), ("PUT", "/mcp", {}, good, 405),
-        ("PATCH", "/mcp", {}, good, 405), ("OPTIONS", "/mcp", {}, b"", 405), ("HEAD", "/mcp", {}, b"", 405),
-        ("POST", "/", {}, good, 404), ("POST", "/mcpx", {}, good, 404), ("POST", "/mcp/x", {}, good, 404),
-        ("POST", "/../mcp", {}, good, 404), ("POST", "/MCP", {}, good, 404),
-        ("POST", "/mcp", {"Host": "evil.example"}, good, 403), ("POST", "/mcp", {"Host": "localhost"}, good, 403),
+        ("POST", "/mcp", {}, good, 200),
+        ("POST", "/mcp/", {}, good, 200),
+        ("GET", "/mcp", {}, b"", 405),
+        ("DELETE", "/mcp", {}, b"", 405),
+        ("PUT", "/mcp", {}, good, 405),
+        ("PATCH", "/mcp", {}, good, 405),
+        ("OPTIONS", "/mcp", {}, b"", 405),
+        ("HEAD", "/mcp", {}, b"", 405),
+        ("POST", "/", {}, good, 404),
+        ("POST", "/mcpx", {}, good, 404),
+        ("POST", "/mcp/x", {}, good, 404),
+        ("POST", "/../mcp", {}, good, 404),
+        ("POST", "/MCP", {}, good, 404),
+        ("POST", "/mcp", {"Host": "evil.example"}, good, 403),
+        ("POST", "/mcp", {"Host": "localhost"}, good, 403),
         ("POST", "/mcp", {"Host": f"localhost:{port}"}, good, 200),
         ("POST", "/mcp", {"Host": f"[::1]:{port}"}, good, 200),
         ("POST", "/mcp", {"Origin": "https://evil.example"}, good, 403),
         ("POST", "/mcp", {"Origin": "null"}, good, 403),
-        ("POST", "/mcp", {}, good + b" " * 70_000, 413), ("POST", "/mcp", {}, b"{oops", 400),
-        ("POST", "/mcp", {}, b"", 400), ("POST", "/mcp", {}, b"42", 400),
+        ("POST", "/mcp", {}, good + b" " * 70_000, 413),
+        ("POST", "/mcp", {}, b"{oops", 400),
+        ("POST", "/mcp", {}, b"", 400),
+        ("POST", "/mcp", {}, b"42", 400),
         ("POST", "/mcp", {"MCP-Protocol-Version": "1999-01-01"}, good, 400),
         ("POST", "/mcp", {"MCP-Protocol-Version": "2025-06-18"}, good, 200),
         ("POST", "/mcp", {"Content-Type": None}, good, 415),
@@ -330,8 +406,10 @@ def nested_http(server: Http) -> tuple[int, int]:
     for depth in (2, 10, 60, 65, 100, 500, 1000, 3000, 5000):
         for opener, closer in ((b'{"a":', b"}"), (b"[", b"]")):
             inner = opener * depth + b"1" + closer * depth
-            body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lancedb_version",'
-                    b'"arguments":{},"_x":' + inner + b"}}")
+            body = (
+                b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lancedb_version",'
+                b'"arguments":{},"_x":' + inner + b"}}"
+            )
             status, data = server.post(body)
             attempts += 1
             if depth + 2 <= 64:
@@ -348,19 +426,40 @@ def nested_stdio(server: Stdio) -> tuple[int, int]:
             server.send(opener * depth + b"1" + closer * depth)
             reply = server.receive()
             attempts += 1
-            failures += not (isinstance(reply, dict) and (reply.get("error") or {}).get("code") in (-32700, -32600)
-                             and server.alive())
+            failures += not (
+                isinstance(reply, dict)
+                and (reply.get("error") or {}).get("code") in (-32700, -32600)
+                and server.alive()
+            )
     return attempts, failures
 
 
 def content_types(server: Http) -> tuple[int, int]:
     good = json.dumps(rpc("lancedb_version", {})).encode()
-    served = ["application/json", "APPLICATION/JSON", "Application/Json", "application/json; charset=utf-8",
-              'application/json; charset="UTF-8"', "application/json;charset=utf8", "application/json ; x=y"]
-    refused = ["application/jsonx", "application/json-patch+json", "application/json5", "text/json", "text/plain",
-               "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-               "application/json; charset=latin-1",
-               "application/json; charset=utf-16", "", "*/*", "application/*", "json"]
+    served = [
+        "application/json",
+        "APPLICATION/JSON",
+        "Application/Json",
+        "application/json; charset=utf-8",
+        'application/json; charset="UTF-8"',
+        "application/json;charset=utf8",
+        "application/json ; x=y",
+    ]
+    refused = [
+        "application/jsonx",
+        "application/json-patch+json",
+        "application/json5",
+        "text/json",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json; charset=latin-1",
+        "application/json; charset=utf-16",
+        "",
+        "*/*",
+        "application/*",
+        "json",
+    ]
     failures = 0
     for value in served:
         failures += server.post(good, {"Content-Type": value})[0] != 200
@@ -398,8 +497,10 @@ def concurrent_stdio(server: Stdio, count: int) -> tuple[int, int]:
 def slow_clients(server: Http, count: int, deadline: float) -> dict[str, tuple[int, int, float]]:
     """Slowloris, a stalled body and silent connections, with legitimate requests in between."""
     port = server.port
-    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: {ACCEPT}\r\nContent-Length: 200\r\n\r\n").encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: {ACCEPT}\r\nContent-Length: 200\r\n\r\n"
+    ).encode()
     out: dict[str, tuple[int, int, float]] = {}
     for kind in ("slowloris", "stalled body", "silent"):
         started = time.monotonic()
@@ -419,7 +520,7 @@ def slow_clients(server: Http, count: int, deadline: float) -> dict[str, tuple[i
                 sock = sockets[i]
                 try:
                     if kind == "slowloris" and step < len(head):
-                        sock.send(head[step:step + 1])
+                        sock.send(head[step : step + 1])
                     data = sock.recv(4096)
                     if not data:
                         open_.discard(i)
@@ -442,8 +543,11 @@ def slow_clients(server: Http, count: int, deadline: float) -> dict[str, tuple[i
 
 
 def hash_tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 # -- main --------------------------------------------------------------------------------------------
@@ -453,8 +557,12 @@ def main() -> None:
     global TIMEOUT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrent", type=int, default=1000, help="searches per concurrent family")
-    parser.add_argument("--slow", type=int, default=200, help="connections per slow-client family (the "
-                        "server's cap is 256 open connections)")
+    parser.add_argument(
+        "--slow",
+        type=int,
+        default=200,
+        help="connections per slow-client family (the server's cap is 256 open connections)",
+    )
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds to wait for one reply")
     args = parser.parse_args()
     TIMEOUT = args.timeout
@@ -500,8 +608,13 @@ def main() -> None:
         finally:
             served.stop()
 
-        slow = Http(db, work / "cfg", LANCELOT_HTTP_HEADER_TIMEOUT="2", LANCELOT_HTTP_BODY_TIMEOUT="2",
-                    LANCELOT_HTTP_IDLE_TIMEOUT="2")
+        slow = Http(
+            db,
+            work / "cfg",
+            LANCELOT_HTTP_HEADER_TIMEOUT="2",
+            LANCELOT_HTTP_BODY_TIMEOUT="2",
+            LANCELOT_HTTP_IDLE_TIMEOUT="2",
+        )
         try:
             for name, (attempts, failures, seconds) in slow_clients(slow, args.slow, 2.0).items():
                 rows.append((f"{name} (http)", attempts, failures, seconds))

@@ -91,22 +91,29 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for mb in [int(s) for s in args.sizes.split(",") if s]:
-        for old in ([True, False] if mb <= args.old_up_to else [False]):
+        for old in [True, False] if mb <= args.old_up_to else [False]:
             code = CHUNK.format(repo=str(REPO), old=old, words=WORDS, n=len(WORDS), mb=mb)
-            rows.append({"case": f"chunk_text, one {mb} MB paragraph", "code": "old" if old else "now",
-                         **child(code, args.timeout)})
+            rows.append(
+                {
+                    "case": f"chunk_text, one {mb} MB paragraph",
+                    "code": "old" if old else "now",
+                    **child(code, args.timeout),
+                }
+            )
             print(rows[-1], file=sys.stderr)
     for mb in [int(s) for s in args.index_sizes.split(",") if s]:
         with tempfile.TemporaryDirectory() as folder:
             code = INDEX.format(repo=str(REPO), folder=folder, words=WORDS, n=len(WORDS), mb=mb)
-            rows.append({"case": f"index_folder, one {mb} MB paragraph (.txt)", "code": "now",
-                         **child(code, args.timeout)})
+            rows.append(
+                {"case": f"index_folder, one {mb} MB paragraph (.txt)", "code": "now", **child(code, args.timeout)}
+            )
             print(rows[-1], file=sys.stderr)
     for levels in (7, 8):
         with tempfile.TemporaryDirectory() as folder:
             code = BOMB.format(repo=str(REPO), folder=folder, levels=levels)
-            rows.append({"case": f"read_document, {levels}-level YAML alias bomb", "code": "now",
-                         **child(code, args.timeout)})
+            rows.append(
+                {"case": f"read_document, {levels}-level YAML alias bomb", "code": "now", **child(code, args.timeout)}
+            )
             print(rows[-1], file=sys.stderr)
     print("| case | code | seconds | peak RSS MB | result |\n|---|---|---|---|---|")
     for row in rows:

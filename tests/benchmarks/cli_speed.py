@@ -60,8 +60,7 @@ def wall(argv: list[str], env: dict[str, str], tty: bool = False) -> float:
         leader, follower = pty.openpty()
         try:
             start = time.perf_counter()
-            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=follower,
-                                    stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.DEVNULL)
             os.close(follower)
             follower = -1
             while True:  # drain the terminal so the child never blocks on a full buffer
@@ -77,8 +76,9 @@ def wall(argv: list[str], env: dict[str, str], tty: bool = False) -> float:
             if follower != -1:
                 os.close(follower)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                   check=False)
+    subprocess.run(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False
+    )
     return time.perf_counter() - start
 
 
@@ -88,11 +88,14 @@ def stats(runs: list[float]) -> dict[str, Any]:
 
 def import_profile(lancelot: list[str], env: dict[str, str], top: int = 15) -> list[tuple[int, str]]:
     """(cumulative µs, module) of the slowest top-level imports of `lancelot --help`."""
-    code = ("import sys; sys.argv = ['lancelot', '--help']\n"
-            "from lancelot_cli.cli.app import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n")
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
-                          text=True, check=False)
+    code = (
+        "import sys; sys.argv = ['lancelot', '--help']\n"
+        "from lancelot_cli.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     rows = []
     for line in proc.stderr.splitlines():
         parts = line.split("|")
@@ -117,8 +120,9 @@ def background_socket(sample: Path, env: dict[str, str]) -> str:
 
 def start_background(argv: list[str], env: dict[str, str], path: str, timeout: float = 120.0) -> None:
     """Run ``argv`` once (it starts the background server) and wait until the server listens."""
-    subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
+    subprocess.run(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
         if time.monotonic() > deadline:
@@ -134,10 +138,20 @@ def searches_served(path: str) -> int:
         sock.settimeout(30)
         sock.connect(path)
         lines = sock.makefile("rb")
-        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "lancelot://stats"}}):
+        for message in (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "lancelot://stats"}},
+        ):
             sock.sendall(json.dumps(message).encode() + b"\n")
         while True:
             reply = json.loads(lines.readline())
@@ -176,8 +190,15 @@ def main() -> None:
     for name in ("documents", "notes"):
         (db / f"{name}.lance").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "OPENAI_", "_LANCELOT"))}
-    env.update({"LANCELOT_CONFIG_DIR": str(tmp / "config"), "COLUMNS": "100", "LINES": "40", "LANCELOT_WARM": "0",
-                "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
+    env.update(
+        {
+            "LANCELOT_CONFIG_DIR": str(tmp / "config"),
+            "COLUMNS": "100",
+            "LINES": "40",
+            "LANCELOT_WARM": "0",
+            "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+        }
+    )
 
     from lancelot_cli.indexer import index_folder
 
@@ -195,23 +216,43 @@ def main() -> None:
 
     cases: dict[str, tuple[str, list[str], dict[str, str], bool]] = {
         "import_typer": ('`python -c "import typer"` (reference)', [sys.executable, "-c", "import typer"], env, False),
-        "python_pass": ('`python -c pass` (interpreter alone)', [sys.executable, "-c", "pass"], env, False),
+        "python_pass": ("`python -c pass` (interpreter alone)", [sys.executable, "-c", "pass"], env, False),
         "help": ("`lancelot --help`, piped", [*lancelot, "--help"], env, False),
         "help_tty": ("`lancelot --help`, on a terminal", [*lancelot, "--help"], env, True),
         "search_help": ("`lancelot search --help`, piped", [*lancelot, "search", "--help"], env, False),
         "search_help_tty": ("`lancelot search --help`, on a terminal", [*lancelot, "search", "--help"], env, True),
         "index_help": ("`lancelot index --help`, piped", [*lancelot, "index", "--help"], env, False),
         "complete_command": ("completion `lancelot se<TAB>`", lancelot, completion("lancelot se", 1), False),
-        "complete_table": ("completion `lancelot search x --db DB --table <TAB>`", lancelot,
-                           completion(f"lancelot search x --db {db} --table ", 6), False),
-        "search_warm": ('`lancelot search "refund policy"` (sample DB), answered by the background server',
-                        [*lancelot, "search", "refund policy", "--db", str(sample)], warm, False),
-        "search": ('the same, in-process (`LANCELOT_WARM=0`)', [*lancelot, "search", "refund policy", "--db",
-                   str(sample)], env, False),
-        "search_slow": ('the same, `LANCELOT_NO_FAST_IMPORT=1` (lancedb imported as shipped)',
-                        [*lancelot, "search", "refund policy", "--db", str(sample)], slow, False),
-        "lancedb_fast": ("`import lancelot_cli.storage, lancedb` (the deferral)",
-                         [sys.executable, "-c", fast_lancedb], env, False),
+        "complete_table": (
+            "completion `lancelot search x --db DB --table <TAB>`",
+            lancelot,
+            completion(f"lancelot search x --db {db} --table ", 6),
+            False,
+        ),
+        "search_warm": (
+            '`lancelot search "refund policy"` (sample DB), answered by the background server',
+            [*lancelot, "search", "refund policy", "--db", str(sample)],
+            warm,
+            False,
+        ),
+        "search": (
+            "the same, in-process (`LANCELOT_WARM=0`)",
+            [*lancelot, "search", "refund policy", "--db", str(sample)],
+            env,
+            False,
+        ),
+        "search_slow": (
+            "the same, `LANCELOT_NO_FAST_IMPORT=1` (lancedb imported as shipped)",
+            [*lancelot, "search", "refund policy", "--db", str(sample)],
+            slow,
+            False,
+        ),
+        "lancedb_fast": (
+            "`import lancelot_cli.storage, lancedb` (the deferral)",
+            [sys.executable, "-c", fast_lancedb],
+            env,
+            False,
+        ),
         "lancedb_plain": ("the same, `LANCELOT_NO_FAST_IMPORT=1`", [sys.executable, "-c", fast_lancedb], slow, False),
     }
     rounds: dict[str, list[float]] = {key: [] for key in cases}
@@ -233,8 +274,11 @@ def main() -> None:
 
     results = {key: stats(runs) for key, runs in rounds.items()}
     base = results["import_typer"]
-    ratios = {key: {"median": r["median_s"] / base["median_s"], "min": r["min_s"] / base["min_s"]}
-              for key, r in results.items() if key not in ("import_typer", "python_pass")}
+    ratios = {
+        key: {"median": r["median_s"] / base["median_s"], "min": r["min_s"] / base["min_s"]}
+        for key, r in results.items()
+        if key not in ("import_typer", "python_pass")
+    }
 
     import importlib.metadata as md
 
@@ -242,17 +286,28 @@ def main() -> None:
 
     meta = {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "lancelot": __version__, "typer": md.version("typer"), "rich": md.version("rich"),
-        "python": sys.version.split()[0], "executable": sys.executable, "platform": platform.platform(),
-        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "runs": opts.runs, "warmup": opts.warmup,
-        "lancelot_command": lancelot, "target_ratio": TARGET,
-        "warm_answered": served, "warm_runs": opts.warmup + opts.runs,
+        "lancelot": __version__,
+        "typer": md.version("typer"),
+        "rich": md.version("rich"),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "runs": opts.runs,
+        "warmup": opts.warmup,
+        "lancelot_command": lancelot,
+        "target_ratio": TARGET,
+        "warm_answered": served,
+        "warm_runs": opts.warmup + opts.runs,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps({"meta": meta, "results": results, "ratios": ratios}, indent=2) + "\n")
 
-    print(f"CLI speed — lancelot {__version__}, typer {meta['typer']}, Python {meta['python']}, {meta['cpus']} CPUs, "
-          f"load {meta['load_average'][0]:.2f}, {opts.runs} rounds (+{opts.warmup} warm-up)\n")
+    print(
+        f"CLI speed — lancelot {__version__}, typer {meta['typer']}, Python {meta['python']}, {meta['cpus']} CPUs, "
+        f"load {meta['load_average'][0]:.2f}, {opts.runs} rounds (+{opts.warmup} warm-up)\n"
+    )
     print("| measurement | median (ms) | min (ms) | ratio to import typer (median / min) |")
     print("|---|---:|---:|---:|")
     for key, (label, *_) in cases.items():
@@ -260,15 +315,19 @@ def main() -> None:
         ratio = f"{ratios[key]['median']:.2f}× / {ratios[key]['min']:.2f}×" if key in ratios else "–"
         print(f"| {label} | {r['median_s'] * 1000:.0f} | {r['min_s'] * 1000:.0f} | {ratio} |")
     worst = max((r for key, r in ratios.items() if key not in SEARCH_CASES), key=lambda r: r["median"])["median"]
-    print(f"\nTarget: at most {TARGET}× `import typer` for help and completion; worst median ratio {worst:.2f}× "
-          f"({'met' if worst <= TARGET else 'not met'}).")
+    print(
+        f"\nTarget: at most {TARGET}× `import typer` for help and completion; worst median ratio {worst:.2f}× "
+        f"({'met' if worst <= TARGET else 'not met'})."
+    )
     search, ratio = results["search_warm"]["median_s"], ratios["search_warm"]["median"]
     met = search <= SEARCH_TARGET_S and ratio <= SEARCH_TARGET_RATIO
-    print(f"Search target: at most {SEARCH_TARGET_S} s and {SEARCH_TARGET_RATIO:g}× `import typer`; warm median "
-          f"{search:.3f} s, {ratio:.2f}× ({'met' if met else 'not met'}; {served} of "
-          f"{opts.warmup + opts.runs} warm runs answered by the background server); in-process "
-          f"{results['search']['median_s']:.3f} s, {ratios['search']['median']:.2f}×; without the deferral "
-          f"{results['search_slow']['median_s']:.3f} s, {ratios['search_slow']['median']:.2f}×.")
+    print(
+        f"Search target: at most {SEARCH_TARGET_S} s and {SEARCH_TARGET_RATIO:g}× `import typer`; warm median "
+        f"{search:.3f} s, {ratio:.2f}× ({'met' if met else 'not met'}; {served} of "
+        f"{opts.warmup + opts.runs} warm runs answered by the background server); in-process "
+        f"{results['search']['median_s']:.3f} s, {ratios['search']['median']:.2f}×; without the deferral "
+        f"{results['search_slow']['median_s']:.3f} s, {ratios['search_slow']['median']:.2f}×."
+    )
     if opts.importtime:
         print("\nSlowest imports of `lancelot --help` (cumulative, µs):")
         for micros, module in import_profile(lancelot, env):

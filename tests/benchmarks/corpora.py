@@ -62,15 +62,22 @@ def row(corpus: str, label: str) -> str | None:
     for r in rows:
         types[r.get("searchType") or "?"] = types.get(r.get("searchType") or "?", 0) + 1
     success = sum(r["rank"] is not None for r in rows) / len(rows)
-    cells = [corpus, label, *(f"{mrr(rows_):.4f}" for rows_ in (part["tune"], part["heldout"], rows)),
-             f"{success:.3f}", *(f"{mrr(rows_):.4f}" if rows_ else "—" for rows_ in (natural, keyword)),
-             ", ".join(f"{k} {v}" for k, v in sorted(types.items()))]
+    cells = [
+        corpus,
+        label,
+        *(f"{mrr(rows_):.4f}" for rows_ in (part["tune"], part["heldout"], rows)),
+        f"{success:.3f}",
+        *(f"{mrr(rows_):.4f}" if rows_ else "—" for rows_ in (natural, keyword)),
+        ", ".join(f"{k} {v}" for k, v in sorted(types.items())),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
 def table(labels: list[str]) -> str:
-    lines = ["| corpus | run | MRR@10 tune | heldout | all | success@10 | natural | keyword | search types |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| corpus | run | MRR@10 tune | heldout | all | success@10 | natural | keyword | search types |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     lines += [line for corpus in CORPORA for label in labels if (line := row(corpus, label))]
     return "\n".join(lines)
 
@@ -85,15 +92,27 @@ def main() -> None:
         print(table(opts.table))
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
-    for corpus in (opts.only.split(",") if opts.only else CORPORA):
+    for corpus in opts.only.split(",") if opts.only else CORPORA:
         src, questions = CORPORA[corpus]
         if not Path(src).is_dir():
             print(f"{corpus}: {src} is missing (see the docstring for the packages); skipped", file=sys.stderr)
             continue
         output = RESULTS / f"{corpus}-{opts.label}.json"
-        done = subprocess.run([sys.executable, str(HERE / "known_items.py"), "--src", src, "--questions",
-                               str(QUESTIONS / questions), "--output", str(output), *passthrough],
-                              cwd=REPO, stdout=subprocess.DEVNULL)
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "known_items.py"),
+                "--src",
+                src,
+                "--questions",
+                str(QUESTIONS / questions),
+                "--output",
+                str(output),
+                *passthrough,
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+        )
         if done.returncode:
             raise SystemExit(f"{corpus}: known_items.py exited {done.returncode}")
         print(row(corpus, opts.label), file=sys.stderr, flush=True)

@@ -85,10 +85,17 @@ def measure(src: str, extra: list[str]) -> dict[str, object]:
     if proc.returncode != 0:
         raise SystemExit(f"index failed ({proc.returncode}): {err[-2000:]}")
     report = json.loads(out)
-    return {"source": src, "args": extra, "wall_s": round(wall, 2), "cpu_s": round(cpu, 1),
-            "peak_rss_mb": round(peak / 1024),
-            "files": report["files"], "chunks": report["chunks"], "skipped": len(report["skipped"]),
-            "summary": err.strip().splitlines()[-1] if err.strip() else ""}
+    return {
+        "source": src,
+        "args": extra,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 1),
+        "peak_rss_mb": round(peak / 1024),
+        "files": report["files"],
+        "chunks": report["chunks"],
+        "skipped": len(report["skipped"]),
+        "summary": err.strip().splitlines()[-1] if err.strip() else "",
+    }
 
 
 def main() -> None:
@@ -101,8 +108,10 @@ def main() -> None:
     print("| source | files | chunks | wall (s) | CPU of the tree (s) | peak RSS of the tree (MB) |")
     print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['source']} {' '.join(row['args'])} | {row['files']} | {row['chunks']} | {row['wall_s']} | "
-              f"{row['cpu_s']} | {row['peak_rss_mb']} |")
+        print(
+            f"| {row['source']} {' '.join(row['args'])} | {row['files']} | {row['chunks']} | {row['wall_s']} | "
+            f"{row['cpu_s']} | {row['peak_rss_mb']} |"
+        )
     for row in rows:
         print(row["summary"])
     out = Path(__file__).parent / "results" / "doc_site_index.json"

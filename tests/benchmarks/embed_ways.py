@@ -51,7 +51,7 @@ def abstracts() -> list[tuple[str, str]]:
 
 
 def speed(way: str, model: str, docs: int) -> dict[str, float]:
-    texts = [text for _, text in abstracts()[1000:1000 + docs]]
+    texts = [text for _, text in abstracts()[1000 : 1000 + docs]]
     embedder = configure(way, model)
     embedder.embed(texts[:4])  # loaded, and the int8 copy made, before the clock starts
     cpu, wall = time.process_time(), time.perf_counter()
@@ -83,8 +83,12 @@ def quality(way: str, model: str) -> dict[str, float]:
 
 
 def child(way: str, model: str, docs: int, what: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, __file__, "--child", way, "--model", model, "--docs", str(docs),
-                           "--what", what], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", way, "--model", model, "--docs", str(docs), "--what", what],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -111,8 +115,9 @@ def main() -> None:
     for way in WAYS:
         per_cpu = [r["per_cpu_s"] for r in runs[way]]
         per_s = ", ".join(f"{r['per_s']:.1f}" for r in runs[way])
-        print(f"| {way} | {', '.join(f'{v:.1f}' for v in per_cpu)} | {statistics.median(per_cpu) / base:.2f}× | "
-              f"{per_s} |")
+        print(
+            f"| {way} | {', '.join(f'{v:.1f}' for v in per_cpu)} | {statistics.median(per_cpu) / base:.2f}× | {per_s} |"
+        )
     if opts.quality:
         print("\n| way | SciFact nDCG@10 test | train |\n|---|---|---|")
         for way in WAYS:

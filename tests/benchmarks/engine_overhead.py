@@ -58,9 +58,20 @@ def scifact_table(db: Path) -> None:
             doc = json.loads(line)
             title, text = doc.get("title") or doc["_id"], doc.get("text") or ""
             path = f"{doc['_id']}.md"
-            rows.append({"id": f"{path}#0", "path": path, "title": title, "chunk": 0, "text": f"# {title}\n\n{text}",
-                         "hash": hashlib.sha256(text.encode()).hexdigest()[:16], "file_size": len(text),
-                         "file_mtime": n, "file_hash": str(n), "heading": title})
+            rows.append(
+                {
+                    "id": f"{path}#0",
+                    "path": path,
+                    "title": title,
+                    "chunk": 0,
+                    "text": f"# {title}\n\n{text}",
+                    "hash": hashlib.sha256(text.encode()).hexdigest()[:16],
+                    "file_size": len(text),
+                    "file_mtime": n,
+                    "file_hash": str(n),
+                    "heading": title,
+                }
+            )
     t0 = time.perf_counter()
     TableWriter(str(db), "documents").write(rows)
     log(f"wrote {len(rows)} SciFact abstracts in {time.perf_counter() - t0:.1f} s")
@@ -98,8 +109,9 @@ def main() -> None:
             scifact_table(db)
         config = Path(tmp) / "config"
         config.mkdir()
-        settings = settings_module.load(environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(config),
-                                                 "LANCEDB_TABLE": opts.table})
+        settings = settings_module.load(
+            environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(config), "LANCEDB_TABLE": opts.table}
+        )
         engine = Engine(settings)
         table = lancedb.connect(str(db)).open_table(opts.table)
         try:  # the query the engine sends (absent before the weighted multi-column search)
@@ -137,12 +149,23 @@ def main() -> None:
                 misses += 1
     rows = [(f"raw LanceDB FTS call, text column, limit {opts.limit:d}, all columns", median_ms(raw_text))]
     if raw_sent:
-        rows.append((f"raw LanceDB FTS call as the engine sends it (boosted columns, depth {depth}, reply columns)",
-                     median_ms(raw_sent)))
+        rows.append(
+            (
+                f"raw LanceDB FTS call as the engine sends it (boosted columns, depth {depth}, reply columns)",
+                median_ms(raw_sent),
+            )
+        )
     engine_ms = median_ms(engine_calls)
-    out = {"db": str(opts.db or "SciFact (temp)"), "queries": len(queries), "rounds": opts.rounds,
-           "limit": opts.limit, "raw_text_ms": rows[0][1], "raw_sent_ms": rows[1][1] if raw_sent else None,
-           "engine_ms": engine_ms, "top_hit_differs": misses}
+    out = {
+        "db": str(opts.db or "SciFact (temp)"),
+        "queries": len(queries),
+        "rounds": opts.rounds,
+        "limit": opts.limit,
+        "raw_text_ms": rows[0][1],
+        "raw_sent_ms": rows[1][1] if raw_sent else None,
+        "engine_ms": engine_ms,
+        "top_hit_differs": misses,
+    }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps(out, indent=1))
     print(f"## Engine overhead ({out['db']}, {len(queries)} queries x {opts.rounds} rounds, limit {opts.limit})\n")

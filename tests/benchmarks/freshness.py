@@ -64,6 +64,7 @@ TARGETS = {"noChange": 0.05, "oneFile": 0.03, "watchP95": 2.0}
 
 # -- data ----------------------------------------------------------------------------------------
 
+
 def read_corpus(path: Path) -> list[tuple[str, str]]:
     docs = []
     with path.open(encoding="utf-8") as handle:
@@ -119,6 +120,7 @@ def word(n: int, prefix: str) -> str:
 
 # -- helpers -------------------------------------------------------------------------------------
 
+
 def lancelot_command() -> list[str]:
     script = Path(sys.executable).with_name("lancelot")
     return [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
@@ -141,8 +143,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def stats(values: list[float]) -> dict[str, Any]:
-    return {"n": len(values), "p50": pct(values, 0.5), "p95": pct(values, 0.95),
-            "max": max(values, default=float("nan"))}
+    return {
+        "n": len(values),
+        "p50": pct(values, 0.5),
+        "p95": pct(values, 0.95),
+        "max": max(values, default=float("nan")),
+    }
 
 
 def rss_kib(pid: int) -> int | None:
@@ -161,9 +167,14 @@ class Watcher:
     BATCH = re.compile(r" (\d+) file\(s\) read: .* (\d+) in table, ([\d.]+) s")
 
     def __init__(self, src: Path, db: Path, config: Path) -> None:
-        self.proc = subprocess.Popen([*lancelot_command(), "index", str(src), str(db), "--watch"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=child_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="400"))
+        self.proc = subprocess.Popen(
+            [*lancelot_command(), "index", str(src), str(db), "--watch"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="400"),
+        )
         self.lines: list[tuple[float, str]] = []
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -205,11 +216,15 @@ class Watcher:
             self.proc.wait(timeout=30)
             code = None
         self._thread.join(timeout=5)
-        return {"returncode": code, "stop_s": time.perf_counter() - start,
-                "stoppedWatching": "Stopped watching" in self.stderr()}
+        return {
+            "returncode": code,
+            "stop_s": time.perf_counter() - start,
+            "stoppedWatching": "Stopped watching" in self.stderr(),
+        }
 
 
 # -- phases --------------------------------------------------------------------------------------
+
 
 def incremental(src: Path, db: Path) -> dict[str, Any]:
     import lancedb  # noqa: F401  (warm imports: time the work, not the interpreter)
@@ -237,14 +252,22 @@ def incremental(src: Path, db: Path) -> dict[str, Any]:
         optimized.append(report.optimized)  # storage.policy.OptimizePolicy: a small change is left to the scan
         assert report.read == 1 and report.committed, report.as_dict()
     started = time.perf_counter()
-    cli = subprocess.run([*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True,
-                         env=child_env(COLUMNS="400"))
+    cli = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db)], capture_output=True, text=True, env=child_env(COLUMNS="400")
+    )
     cli_s = time.perf_counter() - started
     assert cli.returncode == 0, cli.stderr
-    return {"rows": full.chunks, "files": full.files, "full_s": full_s, "noChange_s": statistics.median(no_change),
-            "noChangeRuns_s": no_change, "oneFile_s": statistics.median(one), "oneFileRuns_s": one,
-            "oneFileOptimized": optimized,
-            "cliNoChangeWall_s": cli_s}
+    return {
+        "rows": full.chunks,
+        "files": full.files,
+        "full_s": full_s,
+        "noChange_s": statistics.median(no_change),
+        "noChangeRuns_s": no_change,
+        "oneFile_s": statistics.median(one),
+        "oneFileRuns_s": one,
+        "oneFileOptimized": optimized,
+        "cliNoChangeWall_s": cli_s,
+    }
 
 
 async def served(src: Path, db: Path, config: Path, queries: list[str], edits: int, batches: int) -> dict[str, Any]:
@@ -269,8 +292,11 @@ async def served(src: Path, db: Path, config: Path, queries: list[str], edits: i
                 raise SystemExit(f"the watcher never reported a batch:\n{watcher.stderr()[-3000:]}")
         time.sleep(1.5)
         command = lancelot_command()
-        params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                       env=child_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)))
+        params = StdioServerParameters(
+            command=command[0],
+            args=[*command[1:], "serve"],
+            env=child_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config)),
+        )
         async with Client(params) as client:
             errors: list[str] = []
 
@@ -319,8 +345,12 @@ async def served(src: Path, db: Path, config: Path, queries: list[str], edits: i
                 watcher.wait_batches(seen + 1)
                 batch_s.append(watcher.batches()[-1][2])
                 await _sleep(0.3)
-            out["watchLatency"] = {**stats(latencies), "lost": sum(1 for x in latencies if x == float("inf")),
-                                   "all_s": latencies, "batch_s": stats(batch_s)}
+            out["watchLatency"] = {
+                **stats(latencies),
+                "lost": sum(1 for x in latencies if x == float("inf")),
+                "all_s": latencies,
+                "batch_s": stats(batch_s),
+            }
 
             note("searches while batches run ...")
             # Claims searched while edits keep the watcher busy.
@@ -361,8 +391,13 @@ async def served(src: Path, db: Path, config: Path, queries: list[str], edits: i
                     rss[n] = rss_kib(watcher.proc.pid)
                     note(f"  batch {n}: watcher RSS {rss[n]} KiB")
                 time.sleep(0.02)
-            out["rss"] = {"batches": batches, "kib": rss, "phase_s": time.perf_counter() - started_phase,
-                          "batchFirst10_s": stats(durations[:10]), "batchLast10_s": stats(durations[-10:])}
+            out["rss"] = {
+                "batches": batches,
+                "kib": rss,
+                "phase_s": time.perf_counter() - started_phase,
+                "batchFirst10_s": stats(durations[:10]),
+                "batchLast10_s": stats(durations[-10:]),
+            }
             out["searchIdleAfter"] = stats(await idle(200))
             out["searchErrors"] = len(errors)
             out["searchErrorSamples"] = errors[:3]
@@ -384,6 +419,7 @@ async def _sleep(seconds: float) -> None:
 
 # -- report --------------------------------------------------------------------------------------
 
+
 def ms(value: float) -> str:
     return "lost" if value == float("inf") else f"{value * 1000:.0f} ms"
 
@@ -391,19 +427,27 @@ def ms(value: float) -> str:
 def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | None) -> str:
     full = inc["full_s"]
     lines = [
-        (f"Corpus: {inc['files']:,} Markdown files, {inc['rows']:,} chunks (SciFact abstracts). "
-         f"{meta['cpus']} cores, Python {meta['python']}, lancedb {meta['lancedb']}."),
+        (
+            f"Corpus: {inc['files']:,} Markdown files, {inc['rows']:,} chunks (SciFact abstracts). "
+            f"{meta['cpus']} cores, Python {meta['python']}, lancedb {meta['lancedb']}."
+        ),
         "",
         "| Indexing (in-process, warm imports) | seconds | share of full | target | ok |",
         "| --- | ---: | ---: | ---: | :---: |",
         f"| full index | {full:.2f} | 100 % | | |",
-        (f"| no-change re-run (median of 3) | {inc['noChange_s']:.3f} | {inc['noChange_s'] / full:.1%} | <= 5 % | "
-         f"{'yes' if inc['noChange_s'] / full <= TARGETS['noChange'] else 'NO'} |"),
-        (f"| one file changed (median of 3; optimize() ran {sum(inc.get('oneFileOptimized', []))} of 3) | "
-         f"{inc['oneFile_s']:.3f} | {inc['oneFile_s'] / full:.1%} | <= 3 % | "
-         f"{'yes' if inc['oneFile_s'] / full <= TARGETS['oneFile'] else 'NO'} |"),
-        (f"| `lancelot index` no change, CLI wall clock | {inc['cliNoChangeWall_s']:.2f} | "
-         f"{inc['cliNoChangeWall_s'] / full:.1%} | | |"),
+        (
+            f"| no-change re-run (median of 3) | {inc['noChange_s']:.3f} | {inc['noChange_s'] / full:.1%} | <= 5 % | "
+            f"{'yes' if inc['noChange_s'] / full <= TARGETS['noChange'] else 'NO'} |"
+        ),
+        (
+            f"| one file changed (median of 3; optimize() ran {sum(inc.get('oneFileOptimized', []))} of 3) | "
+            f"{inc['oneFile_s']:.3f} | {inc['oneFile_s'] / full:.1%} | <= 3 % | "
+            f"{'yes' if inc['oneFile_s'] / full <= TARGETS['oneFile'] else 'NO'} |"
+        ),
+        (
+            f"| `lancelot index` no change, CLI wall clock | {inc['cliNoChangeWall_s']:.2f} | "
+            f"{inc['cliNoChangeWall_s'] / full:.1%} | | |"
+        ),
         "",
     ]
     if live is None:  # --no-watch
@@ -412,17 +456,24 @@ def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | Non
     lines += [
         "| Watch, through `lancelot serve` (stdio) | p50 | p95 | max | n | target | ok |",
         "| --- | ---: | ---: | ---: | ---: | ---: | :---: |",
-        (f"| save -> searchable | {ms(w['p50'])} | {ms(w['p95'])} | {ms(w['max'])} | {w['n']} (lost {w['lost']}) | "
-         f"p95 <= 2 s | {'yes' if w['p95'] <= TARGETS['watchP95'] and not w['lost'] else 'NO'} |"),
-        (f"| watcher batch duration (its own report) | {ms(w['batch_s']['p50'])} | {ms(w['batch_s']['p95'])} | "
-         f"{ms(w['batch_s']['max'])} | {w['batch_s']['n']} | | |"),
+        (
+            f"| save -> searchable | {ms(w['p50'])} | {ms(w['p95'])} | {ms(w['max'])} | {w['n']} (lost {w['lost']}) | "
+            f"p95 <= 2 s | {'yes' if w['p95'] <= TARGETS['watchP95'] and not w['lost'] else 'NO'} |"
+        ),
+        (
+            f"| watcher batch duration (its own report) | {ms(w['batch_s']['p50'])} | {ms(w['batch_s']['p95'])} | "
+            f"{ms(w['batch_s']['max'])} | {w['batch_s']['n']} | | |"
+        ),
         "",
         "| Server `lancedb_search` (claims, limit 10) | p50 | p95 | calls |",
         "| --- | ---: | ---: | ---: |",
     ]
-    for label, key in (("idle", "searchIdle"), ("during a watch batch", "searchDuringBatch"),
-                       ("between batches (same run)", "searchBetweenBatches"),
-                       (f"idle after {live['rss']['batches']} more batches", "searchIdleAfter")):
+    for label, key in (
+        ("idle", "searchIdle"),
+        ("during a watch batch", "searchDuringBatch"),
+        ("between batches (same run)", "searchBetweenBatches"),
+        (f"idle after {live['rss']['batches']} more batches", "searchIdleAfter"),
+    ):
         s = live[key]
         lines.append(f"| {label} | {ms(s['p50'])} | {ms(s['p95'])} | {s['n']} |")
     rss = live["rss"]
@@ -436,12 +487,16 @@ def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | Non
         "| --- | " + " | ".join("---:" for _ in kib) + " |",
         "| MiB | " + " | ".join(f"{(kib[n] or 0) / 1024:.1f}" for n in sorted(kib)) + " |",
         "",
-        (f"RSS growth from batch 10 to {rss['batches']}: {growth:+.1%}; batch duration p50 first 10 "
-         f"{ms(rss['batchFirst10_s']['p50'])}, last 10 {ms(rss['batchLast10_s']['p50'])}; "
-         f"{rss['batches']} batches took {rss['phase_s']:.0f} s."),
-        (f"Watcher stop (SIGTERM): exit {live['stop'].get('returncode')}, "
-         f"\"Stopped watching\" {'printed' if live['stop'].get('stoppedWatching') else 'MISSING'}, "
-         f"{live['stop'].get('stop_s', float('nan')):.2f} s."),
+        (
+            f"RSS growth from batch 10 to {rss['batches']}: {growth:+.1%}; batch duration p50 first 10 "
+            f"{ms(rss['batchFirst10_s']['p50'])}, last 10 {ms(rss['batchLast10_s']['p50'])}; "
+            f"{rss['batches']} batches took {rss['phase_s']:.0f} s."
+        ),
+        (
+            f"Watcher stop (SIGTERM): exit {live['stop'].get('returncode')}, "
+            f'"Stopped watching" {"printed" if live["stop"].get("stoppedWatching") else "MISSING"}, '
+            f"{live['stop'].get('stop_s', float('nan')):.2f} s."
+        ),
     ]
     return "\n".join(lines)
 
@@ -455,16 +510,23 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl")
     parser.add_argument("--queries", type=Path, default=DATA / "queries.jsonl")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--no-watch", action="store_true",
-                        help="the in-process re-runs only (step 2; about a minute), no watcher or server")
+    parser.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="the in-process re-runs only (step 2; about a minute), no watcher or server",
+    )
     opts = parser.parse_args()
 
     import anyio
     import lancedb
 
-    meta = {"when": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
-            "python": platform.python_version(), "lancedb": lancedb.__version__, "args": {
-                k: str(v) for k, v in vars(opts).items()}}
+    meta = {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "lancedb": lancedb.__version__,
+        "args": {k: str(v) for k, v in vars(opts).items()},
+    }
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lancelot-freshness-") as tmp:
         root = Path(tmp)
@@ -484,8 +546,14 @@ def main() -> None:
     print(text)
     print(f"\n(total {meta['total_s']} s)")
     opts.output.parent.mkdir(parents=True, exist_ok=True)
-    opts.output.write_text(json.dumps({"meta": meta, "corpus": corpus, "incremental": inc, "watch": live,
-                                       "targets": TARGETS, "markdown": text}, indent=2, default=str) + "\n")
+    opts.output.write_text(
+        json.dumps(
+            {"meta": meta, "corpus": corpus, "incremental": inc, "watch": live, "targets": TARGETS, "markdown": text},
+            indent=2,
+            default=str,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -220,8 +220,9 @@ class McpClient:
     def search(self, query: str) -> str | None:
         """One lancedb_search call: None on success, else why it failed."""
         try:
-            status, ctype, data = self.post("tools/call", {"name": "lancedb_search",
-                                                           "arguments": {"query": query, "limit": LIMIT}})
+            status, ctype, data = self.post(
+                "tools/call", {"name": "lancedb_search", "arguments": {"query": query, "limit": LIMIT}}
+            )
         except (OSError, http.client.HTTPException) as exc:
             return f"transport: {exc!r}"
         if status != 200:
@@ -274,8 +275,10 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, stderr_path: Path) -> f
     deadline = start + READY_TIMEOUT
     while time.perf_counter() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode} before it was ready:\n"
-                             f"{stderr_path.read_text(errors='replace')[-3000:]}")
+            raise SystemExit(
+                f"the server exited with {proc.returncode} before it was ready:\n"
+                f"{stderr_path.read_text(errors='replace')[-3000:]}"
+            )
         client = McpClient(port, timeout=5.0)
         try:
             status, _, _ = client.post("tools/list")
@@ -346,8 +349,9 @@ def http_load(port: int, queries: list[str], clients: int, calls: int, warmup: i
 
     wall = run_threads(clients, work)
     all_problems = [p for ps in problems for p in ps]
-    return summary(f"HTTP, {clients} clients", [x for xs in latencies for x in xs], len(all_problems), wall,
-                   clients), all_problems
+    return summary(
+        f"HTTP, {clients} clients", [x for xs in latencies for x in xs], len(all_problems), wall, clients
+    ), all_problems
 
 
 def in_process(engine: Any, queries: list[str], clients: int, calls: int, threads: int) -> dict[str, Any]:
@@ -401,30 +405,41 @@ def main() -> None:
         db = tmp / "db"
         config = tmp / "config"
         config.mkdir()
-        print(f"Indexing {len(docs)} SciFact abstracts at chunk size {chunk_size} (expect {expected} chunks)...",
-              flush=True)
+        print(
+            f"Indexing {len(docs)} SciFact abstracts at chunk size {chunk_size} (expect {expected} chunks)...",
+            flush=True,
+        )
         index = build_index(docs, chunk_size, tmp / "docs", db)
-        print(f"Index: {index['rows']} rows from {index['files']} files in {index['seconds']:.1f} s "
-              f"(row count checked with lancedb)", flush=True)
+        print(
+            f"Index: {index['rows']} rows from {index['files']} files in {index['seconds']:.1f} s "
+            f"(row count checked with lancedb)",
+            flush=True,
+        )
         if index["rows"] < opts.chunks:
             raise SystemExit(f"only {index['rows']} rows, fewer than --chunks {opts.chunks}")
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_"))}
-        env.update(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config),
-                   PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", PYTHONUNBUFFERED="1")
+        env.update(
+            LANCEDB_PATH=str(db),
+            LANCELOT_CONFIG_DIR=str(config),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+            PYTHONUNBUFFERED="1",
+        )
 
         # -- HTTP ---------------------------------------------------------------------------
         port = free_port()
         command = [*lancelot_command(), "serve", "--http", str(port)]
         out_path, err_path = tmp / "server.stdout", tmp / "server.stderr"
         with out_path.open("wb") as out, err_path.open("wb") as err:
-            proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    cwd=tmp)
+            proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=tmp)
         stop: dict[str, Any] = {}
         try:
             ready_s = wait_ready(proc, port, err_path)
-            print(f"Server ready on 127.0.0.1:{port} after {ready_s:.1f} s (pid {proc.pid}); "
-                  f"{opts.clients} clients x {opts.calls} calls...", flush=True)
+            print(
+                f"Server ready on 127.0.0.1:{port} after {ready_s:.1f} s (pid {proc.pid}); "
+                f"{opts.clients} clients x {opts.calls} calls...",
+                flush=True,
+            )
             rss_before = rss_kib(proc.pid)
             http_row, problems = http_load(port, queries, opts.clients, opts.calls, opts.warmup)
             rss_after = rss_kib(proc.pid)
@@ -449,8 +464,8 @@ def main() -> None:
     ratios = {
         "http_p50_over_in_process_p50": http_row["p50_ms"] / seq_row["p50_ms"],
         "http_p50_over_in_process_threads_p50": http_row["p50_ms"] / par_row["p50_ms"],
-        "http_throughput_over_in_process_threads_throughput":
-            http_row["throughput_per_s"] / par_row["throughput_per_s"],
+        "http_throughput_over_in_process_threads_throughput": http_row["throughput_per_s"]
+        / par_row["throughput_per_s"],
         "http_throughput_over_in_process_throughput": http_row["throughput_per_s"] / seq_row["throughput_per_s"],
     }
     server = {
@@ -487,29 +502,50 @@ def main() -> None:
         "ranking_seen": first.get("ranking"),
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
-    opts.output.write_text(json.dumps({"meta": meta, "index": index, "results": rows, "ratios": ratios,
-                                       "server": server, "http_errors": problems[:50]}, indent=2) + "\n")
+    opts.output.write_text(
+        json.dumps(
+            {
+                "meta": meta,
+                "index": index,
+                "results": rows,
+                "ratios": ratios,
+                "server": server,
+                "http_errors": problems[:50],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
-    print(f"\nHTTP load benchmark — lancelot {__version__}, mcp {meta['mcp']}, lancedb {meta['lancedb']}, "
-          f"Python {meta['python']}, {meta['cpus']} CPUs; {index['rows']} chunks (chunk size {chunk_size}), "
-          f"index built in {index['seconds']:.1f} s; search {meta['search_type_seen']} ({meta['ranking_seen']}), "
-          f"limit {LIMIT}\n")
+    print(
+        f"\nHTTP load benchmark — lancelot {__version__}, mcp {meta['mcp']}, lancedb {meta['lancedb']}, "
+        f"Python {meta['python']}, {meta['cpus']} CPUs; {index['rows']} chunks (chunk size {chunk_size}), "
+        f"index built in {index['seconds']:.1f} s; search {meta['search_type_seen']} ({meta['ranking_seen']}), "
+        f"limit {LIMIT}\n"
+    )
     print("| mode | calls | errors | wall (s) | throughput (calls/s) | p50 (ms) | p95 (ms) | p99 (ms) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['mode']} | {r['calls']} | {r['errors']} | {r['wall_s']:.2f} | {r['throughput_per_s']:.1f} | "
-              f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} |")
+        print(
+            f"| {r['mode']} | {r['calls']} | {r['errors']} | {r['wall_s']:.2f} | {r['throughput_per_s']:.1f} | "
+            f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} |"
+        )
     print(f"\n- HTTP p50 / in-process (1 thread) p50: {ratios['http_p50_over_in_process_p50']:.2f}×")
-    print(f"- HTTP p50 / in-process ({opts.clients} threads) p50: "
-          f"{ratios['http_p50_over_in_process_threads_p50']:.2f}×")
-    print(f"- HTTP throughput / in-process ({opts.clients} threads) throughput: "
-          f"{ratios['http_throughput_over_in_process_threads_throughput']:.2f}×")
+    print(
+        f"- HTTP p50 / in-process ({opts.clients} threads) p50: {ratios['http_p50_over_in_process_threads_p50']:.2f}×"
+    )
+    print(
+        f"- HTTP throughput / in-process ({opts.clients} threads) throughput: "
+        f"{ratios['http_throughput_over_in_process_threads_throughput']:.2f}×"
+    )
     rss_text = f"{rss_after / 1024:.0f} MiB" if rss_after is not None else "unknown"
     before_text = f"{rss_before / 1024:.0f} MiB" if rss_before is not None else "unknown"
     print(f"- server VmRSS after the load: {rss_text} (before: {before_text})")
-    print(f"- server stop: SIGINT -> exit code {stop.get('returncode')} in {stop.get('stop_s', 0):.1f} s"
-          f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; "
-          f"stdout {'empty' if not server_stdout else f'NOT empty ({len(server_stdout)} bytes)'}")
+    print(
+        f"- server stop: SIGINT -> exit code {stop.get('returncode')} in {stop.get('stop_s', 0):.1f} s"
+        f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; "
+        f"stdout {'empty' if not server_stdout else f'NOT empty ({len(server_stdout)} bytes)'}"
+    )
     print(f"\nResults written to {opts.output}")
 
     failed = False
@@ -520,8 +556,10 @@ def main() -> None:
             print(f"  {p}", file=sys.stderr)
     if seq_row["errors"] or par_row["errors"]:
         failed = True
-        print(f"\nin-process errors: {seq_row['errors']} (1 thread), {par_row['errors']} ({opts.clients} threads)",
-              file=sys.stderr)
+        print(
+            f"\nin-process errors: {seq_row['errors']} (1 thread), {par_row['errors']} ({opts.clients} threads)",
+            file=sys.stderr,
+        )
     if server_stdout:
         failed = True
         print(f"\nthe server wrote to stdout:\n{server_stdout[:2000].decode(errors='replace')}", file=sys.stderr)

@@ -41,8 +41,10 @@ def _row(name: str, seconds: list[float], target: float, other: int) -> str:
     if not seconds:
         return f"| {name} | 0 | - | - | - | {other} |"
     within = sum(s <= target for s in seconds)
-    return (f"| {name} | {len(seconds)} | {statistics.median(seconds):.2f} | {max(seconds):.2f} | "
-            f"{within}/{len(seconds)} within {target} s | {other} |")
+    return (
+        f"| {name} | {len(seconds)} | {statistics.median(seconds):.2f} | {max(seconds):.2f} | "
+        f"{within}/{len(seconds)} within {target} s | {other} |"
+    )
 
 
 def main() -> None:
@@ -64,8 +66,9 @@ def main() -> None:
             sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGTERM
             after = "lock" if attempt % 4 < 2 else "workers"
             r = interrupt_once(pages, db, root, sig, rnd.uniform(0.0, 2.0), after=after)
-            out["random"].append({k: r[k] for k in ("signal", "delay", "finishedFirst", "code", "lineSeconds",
-                                                    "exitSeconds", "members")})
+            out["random"].append(
+                {k: r[k] for k in ("signal", "delay", "finishedFirst", "code", "lineSeconds", "exitSeconds", "members")}
+            )
         for attempt in range(opts.commits):
             sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGTERM
             case = root / f"commit-{attempt}"
@@ -75,10 +78,17 @@ def main() -> None:
     landed = [r for r in out["random"] if not r["finishedFirst"] and r["code"] not in (0, None)]
     print("| case | runs | median s | max s | target | finished first or no exit |")
     print("|---|---|---|---|---|---|")
-    print(_row("random: line after the signal", [r["lineSeconds"] for r in landed if r["lineSeconds"] is not None],
-               2.0, len(out["random"]) - len(landed)))
-    print(_row("random: exit after the signal", [r["exitSeconds"] for r in landed], 2.5,
-               len(out["random"]) - len(landed)))
+    print(
+        _row(
+            "random: line after the signal",
+            [r["lineSeconds"] for r in landed if r["lineSeconds"] is not None],
+            2.0,
+            len(out["random"]) - len(landed),
+        )
+    )
+    print(
+        _row("random: exit after the signal", [r["exitSeconds"] for r in landed], 2.5, len(out["random"]) - len(landed))
+    )
     ended = [r["seconds"] for r in out["commit"] if r["code"] in (130, 143)]
     print(_row("commit: exit after the signal", ended, 2.0, len(out["commit"]) - len(ended)))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

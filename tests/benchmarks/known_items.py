@@ -58,8 +58,13 @@ QUESTIONS = HERE / "known_items" / "postgresql15.jsonl"
 SRC = Path("/usr/share/doc/postgresql-doc-15/html")
 K = 10
 SPLITS = ("tune", "heldout", "all")
-METRICS = (("mrr@10", "MRR@10", 4), ("success@10", "success@10", 3), ("success@1", "right page first", 3),
-           ("distinct@10", "distinct docs in top 10", 2), ("top1_link_list", "top-1 is a navigation page", 3))
+METRICS = (
+    ("mrr@10", "MRR@10", 4),
+    ("success@10", "success@10", 3),
+    ("success@1", "right page first", 3),
+    ("distinct@10", "distinct docs in top 10", 2),
+    ("top1_link_list", "top-1 is a navigation page", 3),
+)
 
 
 def log(message: str) -> None:
@@ -87,28 +92,35 @@ def code_hash(root: Path) -> str:
 def code_root(rev: str | None) -> tuple[Path, str]:
     """The folder holding the ``lancelot_cli`` to run, and a description (commit or 'working tree')."""
     if rev is None:
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lancelot_cli"], cwd=REPO,
-                               capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "lancelot_cli"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
         return REPO, f"working tree at {head[:12]}" + (" (with uncommitted lancelot_cli changes)" if dirty else "")
-    sha = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=REPO,
-                         capture_output=True, text=True)
+    sha = subprocess.run(
+        ["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True, text=True
+    )
     if sha.returncode:
         raise SystemExit(f"--code-at {rev}: not a commit in {REPO}")
     sha_text = sha.stdout.strip()
     root = CACHE / f"code-{sha_text[:12]}"
     if not (root / "lancelot_cli").is_dir():
         root.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha_text, "lancelot_cli"], cwd=REPO, capture_output=True,
-                                 check=True)
+        archive = subprocess.run(
+            ["git", "archive", sha_text, "lancelot_cli"], cwd=REPO, capture_output=True, check=True
+        )
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     return root, f"commit {sha_text[:12]}"
 
 
 def lancelot_env(root: Path, config: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_"))}
-    env.update(PYTHONPATH=str(root), LANCELOT_CONFIG_DIR=str(config),
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", COLUMNS="200")
+    env.update(
+        PYTHONPATH=str(root),
+        LANCELOT_CONFIG_DIR=str(config),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        COLUMNS="200",
+    )
     return env
 
 
@@ -118,10 +130,15 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
     db = CACHE / f"db-{key}"
     done = db / "known_items_index.json"
     if opts.reuse and not done.exists():
-        cached = sorted((p for p in CACHE.glob("db-*/known_items_index.json")
-                         if json.loads(p.read_text())["src"] == str(src.resolve())
-                         and json.loads(p.read_text()).get("embed_model", "") == model),
-                        key=lambda p: p.stat().st_mtime)
+        cached = sorted(
+            (
+                p
+                for p in CACHE.glob("db-*/known_items_index.json")
+                if json.loads(p.read_text())["src"] == str(src.resolve())
+                and json.loads(p.read_text()).get("embed_model", "") == model
+            ),
+            key=lambda p: p.stat().st_mtime,
+        )
         if cached:
             done, db = cached[-1], cached[-1].parent
             log(f"--reuse: using {db} (built by {json.loads(done.read_text())['code']})")
@@ -134,14 +151,26 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
     # (code since 9835bba would embed with it by default); older code has no --no-embed flag.
     text_only = "--no-embed" in (root / "lancelot_cli" / "cli" / "index.py").read_text(encoding="utf-8")
     embed = ["--embed-model", model] if model else ["--no-embed"] if text_only else []
-    run = subprocess.run([sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), *embed], cwd=root,
-                         env=env, capture_output=True, text=True, timeout=opts.index_timeout)
+    run = subprocess.run(
+        [sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), *embed],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=opts.index_timeout,
+    )
     seconds = time.perf_counter() - t0
     if run.returncode:
         raise SystemExit(f"lancelot index failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
     summary = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
-    info = {"src": str(src.resolve()), "code": opts.code_desc, "embed_model": model, "index_seconds": round(seconds, 1),
-            "summary": summary[-3:], "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    info = {
+        "src": str(src.resolve()),
+        "code": opts.code_desc,
+        "embed_model": model,
+        "index_seconds": round(seconds, 1),
+        "summary": summary[-3:],
+        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
     done.write_text(json.dumps(info, indent=1))
     return {**info, "db": str(db), "reused": False}
 
@@ -150,8 +179,14 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
 
 
 def search_cli(root: Path, env: dict[str, str], db: str, query: str) -> dict[str, Any]:
-    run = subprocess.run([sys.executable, "-m", "lancelot_cli", "search", query, "--db", db, "--json",
-                          "--limit", str(K)], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "lancelot_cli", "search", query, "--db", db, "--json", "--limit", str(K)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if run.returncode:
         raise SystemExit(f"lancelot search {query!r} failed (exit {run.returncode}): {run.stderr.strip()[-500:]}")
     return json.loads(run.stdout)
@@ -160,8 +195,9 @@ def search_cli(root: Path, env: dict[str, str], db: str, query: str) -> dict[str
 async def search_serve(root: Path, env: dict[str, str], db: str, queries: list[str]) -> list[tuple[dict, float]]:
     import mcp
 
-    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "lancelot_cli", "serve"],
-                                       env={**env, "LANCEDB_PATH": db}, cwd=str(root))
+    params = mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "lancelot_cli", "serve"], env={**env, "LANCEDB_PATH": db}, cwd=str(root)
+    )
     replies = []
     async with mcp.Client(params) as client:
         for query in queries:
@@ -186,8 +222,9 @@ def link_list_pages(src: Path) -> set[str]:
     import lxml.html
 
     def xpath(classes: tuple[str, ...]) -> str:
-        return "//*[" + " or ".join(f'contains(concat(" ", normalize-space(@class), " "), " {c} ")'
-                                   for c in classes) + "]"
+        return (
+            "//*[" + " or ".join(f'contains(concat(" ", normalize-space(@class), " "), " {c} ")' for c in classes) + "]"
+        )
 
     pages = set()
     for path in src.rglob("*.htm*"):
@@ -216,22 +253,33 @@ def score_one(question: dict[str, Any], reply: dict[str, Any], link_list: set[st
     sources = [norm(hit.get("source") or "") for hit in reply["hits"][:K]]
     answers = {norm(a) for a in question["answers"]}
     rank = next((i + 1 for i, s in enumerate(sources) if s in answers), None)
-    return {"id": question["id"], "split": question["split"], "query": question["query"],
-            "answers": question["answers"], "rank": rank, "hits": len(sources),
-            "distinct": len(set(sources)), "top1_link_list": bool(sources) and sources[0] in link_list,
-            "sources": sources, "searchType": reply.get("searchType"), "kind": question.get("kind")}
+    return {
+        "id": question["id"],
+        "split": question["split"],
+        "query": question["query"],
+        "answers": question["answers"],
+        "rank": rank,
+        "hits": len(sources),
+        "distinct": len(set(sources)),
+        "top1_link_list": bool(sources) and sources[0] in link_list,
+        "sources": sources,
+        "searchType": reply.get("searchType"),
+        "kind": question.get("kind"),
+    }
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, float]:
     n = len(rows)
     if not n:
         return {}
-    return {"n": n,
-            "mrr@10": sum(1 / r["rank"] for r in rows if r["rank"]) / n,
-            "success@10": sum(r["rank"] is not None for r in rows) / n,
-            "success@1": sum(r["rank"] == 1 for r in rows) / n,
-            "distinct@10": statistics.fmean(r["distinct"] for r in rows),
-            "top1_link_list": sum(r["top1_link_list"] for r in rows) / n}
+    return {
+        "n": n,
+        "mrr@10": sum(1 / r["rank"] for r in rows if r["rank"]) / n,
+        "success@10": sum(r["rank"] is not None for r in rows) / n,
+        "success@1": sum(r["rank"] == 1 for r in rows) / n,
+        "distinct@10": statistics.fmean(r["distinct"] for r in rows),
+        "top1_link_list": sum(r["top1_link_list"] for r in rows) / n,
+    }
 
 
 def by_split(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -267,22 +315,37 @@ def compare(path_a: Path, path_b: Path, list_heldout: bool) -> None:
     for split in SPLITS:
         ids = [i for i in rows_a if i in rows_b and (split == "all" or rows_a[i]["split"] == split)]
         sa, sb = summarize([rows_a[i] for i in ids]), summarize([rows_b[i] for i in ids])
-        lines = [[label, f"{sa[key]:.{digits}f}", f"{sb[key]:.{digits}f}", f"{sb[key] - sa[key]:+.{digits}f}"]
-                 for key, label, digits in METRICS]
+        lines = [
+            [label, f"{sa[key]:.{digits}f}", f"{sb[key]:.{digits}f}", f"{sb[key] - sa[key]:+.{digits}f}"]
+            for key, label, digits in METRICS
+        ]
         rr = [[1 / r["rank"] if r["rank"] else 0.0 for r in (rows[i] for i in ids)] for rows in (rows_a, rows_b)]
         low, high = bootstrap_delta(*rr)
         better = sum(y > x for x, y in zip(*rr, strict=True))
         worse = sum(y < x for x, y in zip(*rr, strict=True))
         print(f"### {split} ({len(ids)} questions)\n")
         print(table(["metric", "A", "B", "B − A"], lines))
-        print(f"\nMRR delta 95 % paired bootstrap interval [{low:+.4f}, {high:+.4f}]; "
-              f"questions better {better}, worse {worse}, same {len(ids) - better - worse}\n")
-    moved = [i for i in rows_a if i in rows_b and rows_a[i]["rank"] != rows_b[i]["rank"]
-             and (list_heldout or rows_a[i]["split"] == "tune")]
+        print(
+            f"\nMRR delta 95 % paired bootstrap interval [{low:+.4f}, {high:+.4f}]; "
+            f"questions better {better}, worse {worse}, same {len(ids) - better - worse}\n"
+        )
+    moved = [
+        i
+        for i in rows_a
+        if i in rows_b and rows_a[i]["rank"] != rows_b[i]["rank"] and (list_heldout or rows_a[i]["split"] == "tune")
+    ]
     if moved:
-        lines = [[i, rows_a[i]["split"], rows_a[i]["query"], str(rows_a[i]["rank"] or "-"),
-                  str(rows_b[i]["rank"] or "-"), rows_b[i]["sources"][0] if rows_b[i]["sources"] else ""]
-                 for i in moved]
+        lines = [
+            [
+                i,
+                rows_a[i]["split"],
+                rows_a[i]["query"],
+                str(rows_a[i]["rank"] or "-"),
+                str(rows_b[i]["rank"] or "-"),
+                rows_b[i]["sources"][0] if rows_b[i]["sources"] else "",
+            ]
+            for i in moved
+        ]
         print(table(["id", "split", "query", "rank A", "rank B", "B's first hit"], lines))
 
 
@@ -295,16 +358,28 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="JSONL question file")
     parser.add_argument("--code-at", metavar="REV", help="run lancelot_cli as committed at REV (default: working tree)")
     parser.add_argument("--via", choices=("serve", "cli"), default="serve", help="how to search (default serve)")
-    parser.add_argument("--check-cli", type=int, default=0, metavar="N",
-                        help="also run the first N questions through `lancelot search --json` and compare")
+    parser.add_argument(
+        "--check-cli",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run the first N questions through `lancelot search --json` and compare",
+    )
     parser.add_argument("--reuse", action="store_true", help="reuse the newest cached index of SRC whatever the code")
     parser.add_argument("--rebuild", action="store_true", help="index again even if a cached index matches")
     parser.add_argument("--output", type=Path, default=RESULTS / "known_items.json", help="results JSON")
-    parser.add_argument("--embed-model", metavar="MODEL",
-                        help="index with vectors from MODEL (e.g. local:DIR): searches are then auto = hybrid")
-    parser.add_argument("--index-timeout", type=float, default=3600.0, metavar="S",
-                        help="seconds the index run may take (default 3600; embedding ~8k chunks locally on "
-                             "2 busy cores takes longer)")
+    parser.add_argument(
+        "--embed-model",
+        metavar="MODEL",
+        help="index with vectors from MODEL (e.g. local:DIR): searches are then auto = hybrid",
+    )
+    parser.add_argument(
+        "--index-timeout",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="seconds the index run may take (default 3600; embedding ~8k chunks locally on 2 busy cores takes longer)",
+    )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two results files")
     parser.add_argument("--list-heldout", action="store_true", help="with --compare: list moved heldout questions too")
     opts = parser.parse_args()
@@ -331,16 +406,22 @@ def main() -> None:
                 t1 = time.perf_counter()
                 replies.append((search_cli(root, env, index["db"], query), time.perf_counter() - t1))
         search_seconds = time.perf_counter() - t0
-        mismatches = [q for q, (reply, _) in zip(queries[:opts.check_cli], replies, strict=False)
-                      if [h["id"] for h in search_cli(root, env, index["db"], q)["hits"]]
-                      != [h["id"] for h in reply["hits"]]]
+        mismatches = [
+            q
+            for q, (reply, _) in zip(queries[: opts.check_cli], replies, strict=False)
+            if [h["id"] for h in search_cli(root, env, index["db"], q)["hits"]] != [h["id"] for h in reply["hits"]]
+        ]
     link_list = link_list_pages(opts.src)
     rows = [score_one(q, reply, link_list) for q, (reply, _) in zip(questions, replies, strict=False)]
     latencies = sorted(seconds * 1000 for _, seconds in replies)
     result = {
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "code": opts.code_desc,
-        "via": opts.via, "src": str(opts.src.resolve()), "questions_file": str(opts.questions),
-        "index": index, "search_seconds": round(search_seconds, 1),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "code": opts.code_desc,
+        "via": opts.via,
+        "src": str(opts.src.resolve()),
+        "questions_file": str(opts.questions),
+        "index": index,
+        "search_seconds": round(search_seconds, 1),
         "search_ms_p50": round(statistics.median(latencies), 1),
         "search_types": sorted({r["searchType"] for r in rows}),
         "corpus": {"html_files": sum(1 for _ in opts.src.rglob("*.htm*")), "link_list_pages": len(link_list)},
@@ -354,11 +435,15 @@ def main() -> None:
     print(f"## Known items: {opts.questions.name} on {opts.src} ({opts.code_desc}, via {opts.via}{vectors})\n")
     print(report(result))
     print(f"\nIndex {index['index_seconds']} s{' (cached)' if index['reused'] else ''}: {index['summary'][-1]}")
-    print(f"{result['corpus']['html_files']} HTML files, {len(link_list)} navigation-only pages; "
-          f"search p50 {result['search_ms_p50']} ms ({', '.join(result['search_types'])})")
+    print(
+        f"{result['corpus']['html_files']} HTML files, {len(link_list)} navigation-only pages; "
+        f"search p50 {result['search_ms_p50']} ms ({', '.join(result['search_types'])})"
+    )
     if opts.check_cli:
-        print(f"CLI check: {len(mismatches)} of {result['check_cli']['questions']} replies differ from "
-              f"`lancelot search --json`")
+        print(
+            f"CLI check: {len(mismatches)} of {result['check_cli']['questions']} replies differ from "
+            f"`lancelot search --json`"
+        )
     log(f"wrote {opts.output}")
 
 

@@ -53,8 +53,9 @@ from tests.benchmarks.quality import (  # noqa: E402
 TARGETS = {"vector": (0.642, 0.648), "hybrid": (0.72, 1.0)}
 
 
-def provider_check(model: str, data: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str],
-                   count: int) -> dict[str, float]:
+def provider_check(
+    model: str, data: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str], count: int
+) -> dict[str, float]:
     import json
 
     import numpy as np
@@ -77,8 +78,13 @@ def provider_check(model: str, data: Path, corpus: dict[str, tuple[str, str]], q
         t0 = time.perf_counter()
         embedder.embed([text])
         latencies.append(time.perf_counter() - t0)
-    return {"load_s": load_s, "min_cosine": cosine, "docs_per_s": count / embed_s,
-            "query_p50_ms": percentile(latencies, 0.5) * 1000, "query_p95_ms": percentile(latencies, 0.95) * 1000}
+    return {
+        "load_s": load_s,
+        "min_cosine": cosine,
+        "docs_per_s": count / embed_s,
+        "query_p50_ms": percentile(latencies, 0.5) * 1000,
+        "query_p95_ms": percentile(latencies, 0.95) * 1000,
+    }
 
 
 def write_docs(corpus: dict[str, tuple[str, str]], docs: Path) -> Path:
@@ -99,6 +105,7 @@ def cached_table(model: str, data: Path, corpus: dict[str, tuple[str, str]], tmp
     cached = data / "embeddings" / "all-MiniLM-L6-v2"
     ids = json.loads((cached / "ids.json").read_text())["corpus"]
     vectors = dict(zip(ids, np.load(cached / "corpus.npy"), strict=False))
+
     def key(text: str) -> str:  # the chunk text is the file's text give or take whitespace
         return " ".join(text.split())[:300]
 
@@ -109,31 +116,44 @@ def cached_table(model: str, data: Path, corpus: dict[str, tuple[str, str]], tmp
         return [by_text.get(key(t)) or by_title[key(t.lstrip("# ").split("\n", 1)[0])] for t in texts]
 
     db = tmp / "quality-db"
-    index_folder(write_docs(corpus, tmp / "all-docs"), str(db), chunk_size=12_000, embed=embed,
-                 model=f"local:{model}")
+    index_folder(write_docs(corpus, tmp / "all-docs"), str(db), chunk_size=12_000, embed=embed, model=f"local:{model}")
     return db
 
 
-def index(model: str, corpus: dict[str, tuple[str, str]], tmp: Path, chunk_size: int = 12_000,
-          name: str = "db") -> tuple[Path, dict[str, float]]:
+def index(
+    model: str, corpus: dict[str, tuple[str, str]], tmp: Path, chunk_size: int = 12_000, name: str = "db"
+) -> tuple[Path, dict[str, float]]:
     from lancelot_cli.indexer.run import Options, run
     from lancelot_cli.settings import load
 
     docs = write_docs(corpus, tmp / f"{name}-docs")
     db = tmp / name
-    settings = load(environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(tmp / "config"),
-                             "EMBEDDING_MODEL": f"local:{model}"})
+    settings = load(
+        environ={
+            "LANCEDB_PATH": str(db),
+            "LANCELOT_CONFIG_DIR": str(tmp / "config"),
+            "EMBEDDING_MODEL": f"local:{model}",
+        }
+    )
     embedded: list[tuple[float, int]] = []
     read: list[float] = []
     started = time.perf_counter()
-    report = run(settings, docs, Options(embed=True, chunk_size=chunk_size),
-                 progress=lambda rel, done, total: read.append(time.perf_counter()),
-                 on_embed=lambda done, total, _model: embedded.append((time.perf_counter(), done)))
+    report = run(
+        settings,
+        docs,
+        Options(embed=True, chunk_size=chunk_size),
+        progress=lambda rel, done, total: read.append(time.perf_counter()),
+        on_embed=lambda done, total, _model: embedded.append((time.perf_counter(), done)),
+    )
     seconds = time.perf_counter() - started
     # Embedding starts when the last file has been read and ends with the last batch.
     embed_s = embedded[-1][0] - read[-1] if embedded and read else float("nan")
-    return db, {"chunks": report.embedded, "seconds": seconds, "chunks_per_s": report.embedded / seconds,
-                "embed_chunks_per_s": report.embedded / embed_s if embed_s > 0 else float("nan")}
+    return db, {
+        "chunks": report.embedded,
+        "seconds": seconds,
+        "chunks_per_s": report.embedded / seconds,
+        "embed_chunks_per_s": report.embedded / embed_s if embed_s > 0 else float("nan"),
+    }
 
 
 def search(db: Path, tmp: Path, queries: dict[str, str], mode: str) -> tuple[dict[str, list[str]], dict[str, float]]:
@@ -171,8 +191,11 @@ async def served(db: Path, tmp: Path, queries: list[str]) -> dict[str, float]:
     from tests.conftest import lancelot_command, subprocess_env
 
     command = lancelot_command()
-    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"],
-                                   env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(tmp / "config")))
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve"],
+        env=subprocess_env(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(tmp / "config")),
+    )
     started = time.perf_counter()
     async with Client(params) as client:
         initialized = time.perf_counter() - started
@@ -184,8 +207,12 @@ async def served(db: Path, tmp: Path, queries: list[str]) -> dict[str, float]:
         for text in queries[1:21]:
             await client.call_tool("lancedb_search", {"query": text, "limit": 10})
         after = rss_mib(pid)
-    return {"initialize_s": initialized, "first_hybrid_s": first, "rss_first_mib": after_first,
-            "rss_after_21_mib": after}
+    return {
+        "initialize_s": initialized,
+        "first_hybrid_s": first,
+        "rss_first_mib": after_first,
+        "rss_after_21_mib": after,
+    }
 
 
 def _child_pid() -> int:
@@ -203,20 +230,26 @@ def _child_pid() -> int:
     return max(found)
 
 
-def print_speed(args: argparse.Namespace, check: dict[str, float], speed: dict[str, float],
-                small: dict[str, float] | None = None) -> None:
+def print_speed(
+    args: argparse.Namespace, check: dict[str, float], speed: dict[str, float], small: dict[str, float] | None = None
+) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} at the end (2 shared cores)\n")
     print("| measure | value |\n|---|---:|")
-    print(f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | "
-          f"{check['min_cosine']:.6f} |")
+    print(
+        f"| min cosine vs cached sentence-transformers vectors ({args.check} abstracts) | {check['min_cosine']:.6f} |"
+    )
     print(f"| model load (in process) | {check['load_s']:.2f} s |")
     print(f"| embed {args.check} abstracts in one call (LocalEmbedder.embed) | {check['docs_per_s']:.1f} chunks/s |")
     print(f"| query embedding p50 / p95 | {check['query_p50_ms']:.1f} / {check['query_p95_ms']:.1f} ms |")
-    print(f"| index --embed-model local, {speed['chunks']} chunks | {speed['seconds']:.0f} s, "
-          f"{speed['chunks_per_s']:.1f} chunks/s ({speed['embed_chunks_per_s']:.1f} while embedding) |")
+    print(
+        f"| index --embed-model local, {speed['chunks']} chunks | {speed['seconds']:.0f} s, "
+        f"{speed['chunks_per_s']:.1f} chunks/s ({speed['embed_chunks_per_s']:.1f} while embedding) |"
+    )
     if small:
-        print(f"| the same abstracts at chunk size 1200, {small['chunks']} chunks | {small['seconds']:.0f} s, "
-              f"{small['chunks_per_s']:.1f} chunks/s ({small['embed_chunks_per_s']:.1f} while embedding) |")
+        print(
+            f"| the same abstracts at chunk size 1200, {small['chunks']} chunks | {small['seconds']:.0f} s, "
+            f"{small['chunks_per_s']:.1f} chunks/s ({small['embed_chunks_per_s']:.1f} while embedding) |"
+        )
 
 
 def main() -> None:
@@ -225,10 +258,17 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--check", type=int, default=100, help="abstracts compared with the cached vectors")
     parser.add_argument("--sample", type=int, default=200, help="abstracts indexed to measure chunks/s")
-    parser.add_argument("--doc-vectors", choices=("cached", "provider"), default="cached",
-                        help="the quality table's vectors: the cached ones, or embedded now (about an hour)")
-    parser.add_argument("--speed-only", action="store_true",
-                        help="steps 1 and 2 only (provider check, chunks/s): a few minutes, no quality or serve run")
+    parser.add_argument(
+        "--doc-vectors",
+        choices=("cached", "provider"),
+        default="cached",
+        help="the quality table's vectors: the cached ones, or embedded now (about an hour)",
+    )
+    parser.add_argument(
+        "--speed-only",
+        action="store_true",
+        help="steps 1 and 2 only (provider check, chunks/s): a few minutes, no quality or serve run",
+    )
     args = parser.parse_args()
     model = str(Path(args.model).resolve())
     corpus, queries = load_corpus(args.data), load_queries(args.data)
@@ -257,16 +297,24 @@ def main() -> None:
     print_speed(args, check, speed)
     for mode, label in (("text", "text"), ("vector", "local vector"), ("auto", "local hybrid (auto, no key)")):
         row = rows[mode]
-        print(f"| SciFact test nDCG@10 / R@100, {label} ({args.doc_vectors} doc vectors) | "
-              f"{row['ndcg10']:.4f} / {row['recall100']:.3f} "
-              f"(p50 {row['p50_ms']:.0f} ms, ran {row['kinds']}) |")
-    print(f"| serve: initialize / first hybrid result after spawn | {server['initialize_s']:.2f} / "
-          f"{server['first_hybrid_s']:.2f} s |")
-    print(f"| serve RSS after first hybrid / after 21 | {server['rss_first_mib']:.0f} / "
-          f"{server['rss_after_21_mib']:.0f} MiB |")
+        print(
+            f"| SciFact test nDCG@10 / R@100, {label} ({args.doc_vectors} doc vectors) | "
+            f"{row['ndcg10']:.4f} / {row['recall100']:.3f} "
+            f"(p50 {row['p50_ms']:.0f} ms, ran {row['kinds']}) |"
+        )
+    print(
+        f"| serve: initialize / first hybrid result after spawn | {server['initialize_s']:.2f} / "
+        f"{server['first_hybrid_s']:.2f} s |"
+    )
+    print(
+        f"| serve RSS after first hybrid / after 21 | {server['rss_first_mib']:.0f} / "
+        f"{server['rss_after_21_mib']:.0f} MiB |"
+    )
     low, high = TARGETS["vector"]
-    print(f"\nvector target {low}-{high}: {'met' if low <= rows['vector']['ndcg10'] <= high else 'MISSED'}; "
-          f"hybrid target >= {TARGETS['hybrid'][0]}: {'met' if rows['auto']['ndcg10'] >= 0.72 else 'MISSED'}")
+    print(
+        f"\nvector target {low}-{high}: {'met' if low <= rows['vector']['ndcg10'] <= high else 'MISSED'}; "
+        f"hybrid target >= {TARGETS['hybrid'][0]}: {'met' if rows['auto']['ndcg10'] >= 0.72 else 'MISSED'}"
+    )
     _ = statistics
 
 

@@ -70,10 +70,19 @@ PROTOCOL_VERSION = "2025-06-18"
 READY_TIMEOUT = 180.0
 CALL_TIMEOUT = 120.0
 AWS_CLEARED = [
-    "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_ROLE_ARN",
-    "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_ENDPOINT",
-    "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_ENDPOINT",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_DEFAULT_REGION",
 ]
 
 
@@ -118,7 +127,7 @@ def build_rows(docs: list[tuple[str, str, str]], wanted: int) -> list[dict[str, 
     rows: list[dict[str, Any]] = []
     for round_no in range(10_000):
         for start in range(0, len(split), GROUP):
-            group = split[start:start + GROUP]
+            group = split[start : start + GROUP]
             sentences: list[str] = []
             for _, doc_sentences in group:
                 shift = rng.randrange(len(doc_sentences)) if round_no else 0
@@ -139,9 +148,22 @@ def build_rows(docs: list[tuple[str, str, str]], wanted: int) -> list[dict[str, 
             body = "\n\n".join(pieces)
             digest = hashlib.sha256(body.encode()).hexdigest()[:16]
             for n, text in enumerate(pieces):
-                rows.append({"id": f"{path}#{n}", "path": path, "title": title, "chunk": n, "text": text,
-                             "hash": chunk_hash(title, text), "file_size": len(body), "file_mtime": 0,
-                             "file_hash": digest, "heading": title, "line_start": None, "line_end": None})
+                rows.append(
+                    {
+                        "id": f"{path}#{n}",
+                        "path": path,
+                        "title": title,
+                        "chunk": n,
+                        "text": text,
+                        "hash": chunk_hash(title, text),
+                        "file_size": len(body),
+                        "file_mtime": 0,
+                        "file_hash": digest,
+                        "heading": title,
+                        "line_start": None,
+                        "line_end": None,
+                    }
+                )
                 if len(rows) >= wanted:
                     return rows
     return rows
@@ -199,15 +221,23 @@ def start_moto(tmp: Path, fix_ranges: bool = True) -> tuple[Any, str, RequestCou
     _, port = server.get_host_and_port()
     endpoint = f"http://127.0.0.1:{port}"
     nowhere = str(tmp / "no-aws-config")
-    env = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION,
-           "AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true", "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_METADATA_ENDPOINT": "http://127.0.0.1:9", "AWS_SHARED_CREDENTIALS_FILE": nowhere,
-           "AWS_CONFIG_FILE": nowhere}
+    env = {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_REGION": REGION,
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_METADATA_ENDPOINT": "http://127.0.0.1:9",
+        "AWS_SHARED_CREDENTIALS_FILE": nowhere,
+        "AWS_CONFIG_FILE": nowhere,
+    }
     for name in AWS_CLEARED:
         os.environ.pop(name, None)
     os.environ.update(env)
-    boto3.client("s3", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY,
-                 aws_secret_access_key=SECRET_KEY).create_bucket(Bucket=BUCKET)
+    boto3.client(
+        "s3", endpoint_url=endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY
+    ).create_bucket(Bucket=BUCKET)
     return server, endpoint, counter, env
 
 
@@ -252,19 +282,29 @@ def free_port() -> int:
 
 
 def server_env(db: str, config: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_")) and k not in AWS_CLEARED}
-    env.update(LANCEDB_PATH=db, LANCELOT_CONFIG_DIR=str(config), PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_")) and k not in AWS_CLEARED
+    }
+    env.update(
+        LANCEDB_PATH=db,
+        LANCELOT_CONFIG_DIR=str(config),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **extra,
+    )
     return env
 
 
 class McpClient:
     """One keep-alive connection to `lancelot serve --http`'s /mcp endpoint."""
 
-    HEADERS: ClassVar[dict[str, str]] = {"Content-Type": "application/json",
-                                         "Accept": "application/json, text/event-stream",
-                                         "MCP-Protocol-Version": PROTOCOL_VERSION}
+    HEADERS: ClassVar[dict[str, str]] = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+    }
 
     def __init__(self, port: int, timeout: float = CALL_TIMEOUT) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -302,8 +342,14 @@ def start_http(db: str, config: Path, tmp: Path, **extra: str) -> tuple[subproce
     port = free_port()
     err_path = tmp / f"server-{port}.stderr"
     with err_path.open("wb") as err:
-        proc = subprocess.Popen([*lancelot_command(), "serve", "--http", str(port)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err, env=server_env(db, config, **extra), cwd=tmp)
+        proc = subprocess.Popen(
+            [*lancelot_command(), "serve", "--http", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=server_env(db, config, **extra),
+            cwd=tmp,
+        )
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -338,8 +384,17 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def search_run(store: str, db: str, consistency: int, queries: list[str], calls: int, warmup: int,
-               counter: RequestCounter, config: Path, tmp: Path) -> tuple[dict[str, Any], dict[str, list[str]]]:
+def search_run(
+    store: str,
+    db: str,
+    consistency: int,
+    queries: list[str],
+    calls: int,
+    warmup: int,
+    counter: RequestCounter,
+    config: Path,
+    tmp: Path,
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
     proc, port, err_path = start_http(db, config, tmp, LANCELOT_READ_CONSISTENCY=str(consistency))
     client = McpClient(port)
     latencies: list[float] = []
@@ -349,8 +404,10 @@ def search_run(store: str, db: str, consistency: int, queries: list[str], calls:
         for i in range(warmup):
             _, problem = client.search(queries[i % len(queries)])
             if problem:
-                raise SystemExit(f"{store}, consistency {consistency}: warm-up call failed: {problem}\n"
-                                 f"{err_path.read_text(errors='replace')[-2000:]}")
+                raise SystemExit(
+                    f"{store}, consistency {consistency}: warm-up call failed: {problem}\n"
+                    f"{err_path.read_text(errors='replace')[-2000:]}"
+                )
         requests_before = counter.count
         for j in range(calls):
             query = queries[(warmup + j) % len(queries)]
@@ -366,9 +423,14 @@ def search_run(store: str, db: str, consistency: int, queries: list[str], calls:
         client.close()
         stop(proc)
     row = {
-        "store": store, "consistency_s": consistency, "calls": calls, "errors": len(problems),
-        "p50_ms": percentile(latencies, 0.5) * 1000, "p95_ms": percentile(latencies, 0.95) * 1000,
-        "p99_ms": percentile(latencies, 0.99) * 1000, "mean_ms": statistics.fmean(latencies) * 1000,
+        "store": store,
+        "consistency_s": consistency,
+        "calls": calls,
+        "errors": len(problems),
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p95_ms": percentile(latencies, 0.95) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "mean_ms": statistics.fmean(latencies) * 1000,
         "s3_requests_per_call": requests / calls if store == "s3" else 0.0,
         "first_problems": problems[:3],
     }
@@ -404,8 +466,11 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl")
     parser.add_argument("--queries", type=Path, default=DATA / "queries.jsonl")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--moto-as-is", action="store_true",
-                        help="do not patch moto's ranged GET (it then reads the whole object each time)")
+    parser.add_argument(
+        "--moto-as-is",
+        action="store_true",
+        help="do not patch moto's ranged GET (it then reads the whole object each time)",
+    )
     opts = parser.parse_args()
     if min(opts.chunks, opts.calls, opts.runs) < 1 or opts.warmup < 0:
         parser.error("--chunks, --calls and --runs must be at least 1, --warmup at least 0")
@@ -437,8 +502,11 @@ def main() -> None:
         write_requests = counter.count - requests_before
         objects, s3_bytes = bucket_size()
         local_bytes = sum(p.stat().st_size for p in Path(local_db).rglob("*") if p.is_file())
-        print(f"S3 write: {s3_write:.1f} s, {write_requests} requests; {objects} objects, "
-              f"{s3_bytes / 1e6:.0f} MB (local folder {local_bytes / 1e6:.0f} MB)", flush=True)
+        print(
+            f"S3 write: {s3_write:.1f} s, {write_requests} requests; {objects} objects, "
+            f"{s3_bytes / 1e6:.0f} MB (local folder {local_bytes / 1e6:.0f} MB)",
+            flush=True,
+        )
         del rows
 
         searches: list[dict[str, Any]] = []
@@ -448,8 +516,11 @@ def main() -> None:
                 row, got = search_run(store, db, consistency, queries, opts.calls, opts.warmup, counter, config, tmp)
                 searches.append(row)
                 answers[(store, consistency)] = got
-                print(f"search {store}, consistency {consistency} s: p50 {row['p50_ms']:.1f} ms, "
-                      f"p95 {row['p95_ms']:.1f} ms, errors {row['errors']}", flush=True)
+                print(
+                    f"search {store}, consistency {consistency} s: p50 {row['p50_ms']:.1f} ms, "
+                    f"p95 {row['p95_ms']:.1f} ms, errors {row['errors']}",
+                    flush=True,
+                )
         same = sum(answers[("s3", c)].get(q) == ids for c in (0, 5) for q, ids in answers[("local", c)].items())
         compared = sum(len(answers[("local", c)]) for c in (0, 5))
 
@@ -460,9 +531,16 @@ def main() -> None:
                 ready, first = asyncio.run(cold_start_once(db, config, queries[run % len(queries)]))
                 readies.append(ready)
                 firsts.append(first)
-            cold.append({"store": store, "runs": opts.runs, "initialize_median_s": statistics.median(readies),
-                         "first_search_median_s": statistics.median(firsts), "first_search_min_s": min(firsts),
-                         "first_search_max_s": max(firsts)})
+            cold.append(
+                {
+                    "store": store,
+                    "runs": opts.runs,
+                    "initialize_median_s": statistics.median(readies),
+                    "first_search_median_s": statistics.median(firsts),
+                    "first_search_min_s": min(firsts),
+                    "first_search_max_s": max(firsts),
+                }
+            )
             print(f"cold start {store}: first result median {statistics.median(firsts):.2f} s", flush=True)
     finally:
         if server is not None:
@@ -472,28 +550,37 @@ def main() -> None:
     total = time.perf_counter() - began
     base = {(r["store"], r["consistency_s"]): r for r in searches}
     print()
-    print(f"### Search, {opts.chunks:,} chunks (mean {mean_chars:.0f} chars), `lancelot serve --http`, "
-          f"{opts.calls} calls, limit {LIMIT}")
+    print(
+        f"### Search, {opts.chunks:,} chunks (mean {mean_chars:.0f} chars), `lancelot serve --http`, "
+        f"{opts.calls} calls, limit {LIMIT}"
+    )
     print()
-    print("| store | LANCELOT_READ_CONSISTENCY | p50 ms | p95 ms | p99 ms | mean ms | S3 requests / call | errors |"
-          " p50 vs local |")
+    print(
+        "| store | LANCELOT_READ_CONSISTENCY | p50 ms | p95 ms | p99 ms | mean ms | S3 requests / call | errors |"
+        " p50 vs local |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in searches:
         ratio = r["p50_ms"] / base[("local", r["consistency_s"])]["p50_ms"]
-        print(f"| {r['store']} | {r['consistency_s']} s | {fmt(r['p50_ms'])} | {fmt(r['p95_ms'])} | "
-              f"{fmt(r['p99_ms'])} | {fmt(r['mean_ms'])} | {fmt(r['s3_requests_per_call'])} | {r['errors']} | "
-              f"{ratio:.1f}x |")
+        print(
+            f"| {r['store']} | {r['consistency_s']} s | {fmt(r['p50_ms'])} | {fmt(r['p95_ms'])} | "
+            f"{fmt(r['p99_ms'])} | {fmt(r['mean_ms'])} | {fmt(r['s3_requests_per_call'])} | {r['errors']} | "
+            f"{ratio:.1f}x |"
+        )
     print()
     print(f"Same hit ids on S3 as on local disk: {same}/{compared} queries.")
     print()
-    print(f"### Cold start: spawn `lancelot serve` (stdio, SDK client) -> first `lancedb_search` result, "
-          f"{opts.runs} runs")
+    print(
+        f"### Cold start: spawn `lancelot serve` (stdio, SDK client) -> first `lancedb_search` result, {opts.runs} runs"
+    )
     print()
     print("| store | initialize (median) s | first result (median) s | min s | max s |")
     print("|---|---|---|---|---|")
     for c in cold:
-        print(f"| {c['store']} | {c['initialize_median_s']:.2f} | {c['first_search_median_s']:.2f} | "
-              f"{c['first_search_min_s']:.2f} | {c['first_search_max_s']:.2f} |")
+        print(
+            f"| {c['store']} | {c['initialize_median_s']:.2f} | {c['first_search_median_s']:.2f} | "
+            f"{c['first_search_min_s']:.2f} | {c['first_search_max_s']:.2f} |"
+        )
     print()
     print("### Writing the table (TableWriter: one merge_insert commit, then optimize)")
     print()
@@ -505,14 +592,30 @@ def main() -> None:
     print(f"Total {total:.0f} s.")
 
     result = {
-        "benchmark": "object_store", "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "lancelot": __version__, "python": platform.python_version(), "machine": platform.machine(),
-        "cpus": os.cpu_count(), "chunks": opts.chunks, "mean_chars": mean_chars, "calls": opts.calls,
-        "warmup": opts.warmup, "limit": LIMIT, "server": "moto (ThreadedMotoServer) on 127.0.0.1",
+        "benchmark": "object_store",
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "chunks": opts.chunks,
+        "mean_chars": mean_chars,
+        "calls": opts.calls,
+        "warmup": opts.warmup,
+        "limit": LIMIT,
+        "server": "moto (ThreadedMotoServer) on 127.0.0.1",
         "moto_range_fix": not opts.moto_as_is,
-        "write": {"local_s": local_write, "s3_s": s3_write, "s3_requests": write_requests, "s3_objects": objects,
-                  "s3_bytes": s3_bytes, "local_bytes": local_bytes},
-        "search": searches, "same_hits": {"same": same, "compared": compared}, "cold_start": cold,
+        "write": {
+            "local_s": local_write,
+            "s3_s": s3_write,
+            "s3_requests": write_requests,
+            "s3_objects": objects,
+            "s3_bytes": s3_bytes,
+            "local_bytes": local_bytes,
+        },
+        "search": searches,
+        "same_hits": {"same": same, "compared": compared},
+        "cold_start": cold,
         "total_s": total,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)

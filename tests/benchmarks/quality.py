@@ -74,15 +74,20 @@ IDENTIFIER_DOCS = {
     "ids/changelog.md": "# Changelog\n\nProtocol version 2025-06-18 adds structured tool output.",
     # distractors: the parts of the identifiers, but not the identifiers
     "ids/limits.md": "# Limits\n\nThe max number of saved searches is ten; saved drafts past the max are dropped. "
-                     "Max saved size is 1 MB.",
+    "Max saved size is 1 MB.",
     "ids/other-decisions.md": "# Other decisions\n\nDEC-0053 and DEC-0055 were rejected in Dec; see the Dec notes.",
     "ids/kits.md": "# Kits\n\nKit prices vary: each kit lists prices per item, and kit prices change yearly.",
     "ids/clients.md": "# Clients\n\nEach client can create a client record; create one client per shop.",
     "ids/releases.md": "# Releases\n\nReleased 2025-05-18, 2024-06-18 and 2025-06-11; the 18 June 2025 build "
-                       "was withdrawn.",
+    "was withdrawn.",
 }
-IDENTIFIERS = {"MAX_SAVED": "ids/settings.md", "DEC-0054": "ids/decisions.md", "kit_prices": "ids/pricing.md",
-               "createClient": "ids/client.md", "2025-06-18": "ids/changelog.md"}
+IDENTIFIERS = {
+    "MAX_SAVED": "ids/settings.md",
+    "DEC-0054": "ids/decisions.md",
+    "kit_prices": "ids/pricing.md",
+    "createClient": "ids/client.md",
+    "2025-06-18": "ids/changelog.md",
+}
 
 
 def log(message: str) -> None:
@@ -154,8 +159,12 @@ def evaluate(runs: dict[str, list[str]], qrels: dict[str, set[str]], recall_k: i
     ndcgs = [ndcg_at(runs.get(qid, []), rel) for qid, rel in qrels.items()]
     recalls = [recall_at(runs.get(qid, []), rel, recall_k) for qid, rel in qrels.items()]
     empty = sum(1 for qid in qrels if not runs.get(qid))
-    return {"ndcg10": statistics.fmean(ndcgs), f"recall{recall_k}": statistics.fmean(recalls),
-            "queries": len(qrels), "empty": empty}
+    return {
+        "ndcg10": statistics.fmean(ndcgs),
+        f"recall{recall_k}": statistics.fmean(recalls),
+        "queries": len(qrels),
+        "empty": empty,
+    }
 
 
 def reference_check(data: Path, qrels: dict[str, dict[str, set[str]]]) -> dict[str, Any]:
@@ -177,8 +186,9 @@ def reference_check(data: Path, qrels: dict[str, dict[str, set[str]]]) -> dict[s
             runs[qid] = trec_order({doc_ids[i]: float(sims[i]) for i in top})[:LIMIT]
         out[split] = evaluate(runs, judged)
     test = out["test"]
-    out["matches_reference"] = (abs(test["ndcg10"] - REFERENCE["ndcg10"]) < 5e-4
-                                and abs(test["recall100"] - REFERENCE["recall100"]) < 5e-4)
+    out["matches_reference"] = (
+        abs(test["ndcg10"] - REFERENCE["ndcg10"]) < 5e-4 and abs(test["recall100"] - REFERENCE["recall100"]) < 5e-4
+    )
     return out
 
 
@@ -208,9 +218,13 @@ class EmbedServerProcess:
         if not self.script.is_file():
             raise SystemExit(f"{self.script} not found; pass --embed-server")
         self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, str(self.script), "--port", "0", *self.args],
-                                     stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(self.script), "--port", "0", *self.args],
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
         reader.start()
@@ -295,9 +309,16 @@ def doc_id_of(source: str) -> str:
     return Path(source).stem
 
 
-def run_engine(engine: Any, queries: dict[str, str], search_type: str, limit: int = LIMIT, *,
-               expect_type: str | None = None, expect_ranking: str | None = None,
-               label: str = "") -> tuple[dict[str, list[str]], dict[str, Any]]:
+def run_engine(
+    engine: Any,
+    queries: dict[str, str],
+    search_type: str,
+    limit: int = LIMIT,
+    *,
+    expect_type: str | None = None,
+    expect_ranking: str | None = None,
+    label: str = "",
+) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """Every query through ``engine.search``; doc ids in rank order (first chunk of a doc counts)."""
     runs: dict[str, list[str]] = {}
     latencies = []
@@ -327,9 +348,13 @@ def run_engine(engine: Any, queries: dict[str, str], search_type: str, limit: in
         runs[qid] = ranked
         if n % 250 == 0:
             log(f"  {label or search_type}: {n}/{len(queries)} queries, {time.perf_counter() - started:.0f} s")
-    info = {"p50_ms": percentile(latencies, 0.5) * 1000, "p95_ms": percentile(latencies, 0.95) * 1000,
-            "seconds": time.perf_counter() - started, "notes": notes,
-            "errors": {message: len(qids) for message, qids in errors.items()}}
+    info = {
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p95_ms": percentile(latencies, 0.95) * 1000,
+        "seconds": time.perf_counter() - started,
+        "notes": notes,
+        "errors": {message: len(qids) for message, qids in errors.items()},
+    }
     if len(errors) and sum(len(q) for q in errors.values()) == len(queries):
         raise RuntimeError(f"{label}: every query failed, e.g. {next(iter(errors))}")
     return runs, info
@@ -347,12 +372,21 @@ def paired(pairs: list[tuple[Runs, Runs]], judged: dict[str, set[str]], resample
     pairs, e.g. text and hybrid), its mean and a paired bootstrap 95% interval over the queries."""
     import numpy as np
 
-    diffs = np.mean([[ndcg_at(run.get(q, []), rel) - ndcg_at(base.get(q, []), rel) for q, rel in judged.items()]
-                     for run, base in pairs], axis=0)
+    diffs = np.mean(
+        [
+            [ndcg_at(run.get(q, []), rel) - ndcg_at(base.get(q, []), rel) for q, rel in judged.items()]
+            for run, base in pairs
+        ],
+        axis=0,
+    )
     draws = np.random.default_rng(0).integers(0, len(diffs), (resamples, len(diffs)))
     low, high = np.percentile(diffs[draws].mean(axis=1), [2.5, 97.5])
-    return {"delta": float(diffs.mean()), "ci95": [float(low), float(high)],
-            "better": int((diffs > 1e-12).sum()), "worse": int((diffs < -1e-12).sum())}
+    return {
+        "delta": float(diffs.mean()),
+        "ci95": [float(low), float(high)],
+        "better": int((diffs > 1e-12).sum()),
+        "worse": int((diffs < -1e-12).sum()),
+    }
 
 
 def versus(variant: dict[str, Runs], base: dict[str, Runs], qrels: dict[str, dict[str, set[str]]]) -> dict[str, Any]:
@@ -391,8 +425,9 @@ def fts_factory(options: dict[str, Any]) -> Callable[[], Any]:
     return fts_config
 
 
-def write_variant(db: Path, rows: list[dict[str, Any]], fts_options: dict[str, Any] | None,
-                  with_vectors: bool) -> float:
+def write_variant(
+    db: Path, rows: list[dict[str, Any]], fts_options: dict[str, Any] | None, with_vectors: bool
+) -> float:
     """A table written by TableWriter with ``writer.fts_config`` patched to ``FTS(**fts_options)``."""
     from lancelot_cli.storage import writer
 
@@ -402,8 +437,9 @@ def write_variant(db: Path, rows: list[dict[str, Any]], fts_options: dict[str, A
         if with_vectors:
             writer.TableWriter(str(db), "documents").write(rows, model=MODEL, dimension=DIMENSION)
         else:
-            writer.TableWriter(str(db), "documents").write([{k: v for k, v in r.items() if k != "vector"}
-                                                            for r in rows])
+            writer.TableWriter(str(db), "documents").write(
+                [{k: v for k, v in r.items() if k != "vector"} for r in rows]
+            )
     return time.perf_counter() - started
 
 
@@ -460,20 +496,26 @@ def _fts(ask: Any, query: str, limit: int) -> list[dict[str, Any]]:
 
 def rewrite(transform: Callable[[str], str]) -> Bm25:
     """BM25 on the rewritten query; ``rewrite(lambda q: q)`` is the engine before f06d563 (as typed)."""
+
     def bm25(self: Any, ask: Any, limit: int) -> list[dict[str, Any]]:
         return _fts(ask, transform(ask.query), limit)
 
     return bm25
 
 
-def identifier_first(letters_digits: bool = False, depth: int = 50, lookup_only: bool = False,
-                     transform: Callable[[str], str] | None = None) -> Bm25:
+def identifier_first(
+    letters_digits: bool = False,
+    depth: int = 50,
+    lookup_only: bool = False,
+    transform: Callable[[str], str] | None = None,
+) -> Bm25:
     """BM25 as before, but among the top max(limit, depth) hits the ones that contain the query's
     identifier-like tokens literally (case-insensitive) move to the front; BM25 order otherwise.
 
     With ``lookup_only``, only for queries where identifier-like tokens are at least half of the
     words (a lookup such as "MAX_SAVED" or "DEC-0054 status"), not for sentences that mention one.
     """
+
     def bm25(self: Any, ask: Any, limit: int) -> list[dict[str, Any]]:
         asked = transform(ask.query) if transform else ask.query
         tokens = identifier_tokens(ask.query, letters_digits)
@@ -526,8 +568,14 @@ def _query_words(q: str) -> list[str]:
     return query_words(q)
 
 
-def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options: dict[str, Any] | None,
-                     config: Path, name: str, bm25: Bm25 | None = None) -> dict[str, Any]:
+def identifier_check(
+    tmp: Path,
+    corpus: dict[str, tuple[str, str]],
+    fts_options: dict[str, Any] | None,
+    config: Path,
+    name: str,
+    bm25: Bm25 | None = None,
+) -> dict[str, Any]:
     """Index the SciFact abstracts plus IDENTIFIER_DOCS (text only) and search each identifier.
 
     Returns {identifier: rank of the document that holds it (1 = top hit), or None}.
@@ -559,9 +607,13 @@ def identifier_check(tmp: Path, corpus: dict[str, tuple[str, str]], fts_options:
             phrase = {"hits": [], "error": str(exc)}
         stop_words = to_wire(engine.search("the of and", limit=5, search_type="text"))
     found = sum(1 for r in ranks.values() if r == 1)
-    return {"ranks": ranks, "top1": found, "of": len(IDENTIFIERS),
-            "phrase_query_ok": bool(phrase["hits"]) and phrase["hits"][0]["source"] == "ids/decisions.md",
-            "stop_word_query_hits": stop_words["count"]}
+    return {
+        "ranks": ranks,
+        "top1": found,
+        "of": len(IDENTIFIERS),
+        "phrase_query_ok": bool(phrase["hits"]) and phrase["hits"][0]["source"] == "ids/decisions.md",
+        "stop_word_query_hits": stop_words["count"],
+    }
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -573,12 +625,16 @@ FTS_VARIANTS: list[tuple[str, dict[str, Any] | None]] = [
     ("stem=False", {"with_position": True, "stem": False}),
     ("remove_stop_words=False", {"with_position": True, "remove_stop_words": False}),
     ("ascii_folding=False", {"with_position": True, "ascii_folding": False}),
-    ("lower case only (no stem, stop words, folding)",
-     {"with_position": True, "stem": False, "remove_stop_words": False, "ascii_folding": False}),
+    (
+        "lower case only (no stem, stop words, folding)",
+        {"with_position": True, "stem": False, "remove_stop_words": False, "ascii_folding": False},
+    ),
     ("base_tokenizer=whitespace", {"with_position": True, "base_tokenizer": "whitespace"}),
     ("base_tokenizer=icu", {"with_position": True, "base_tokenizer": "icu"}),
-    ("remove_stop_words=False, base_tokenizer=icu",
-     {"with_position": True, "remove_stop_words": False, "base_tokenizer": "icu"}),
+    (
+        "remove_stop_words=False, base_tokenizer=icu",
+        {"with_position": True, "remove_stop_words": False, "base_tokenizer": "icu"},
+    ),
     ("base_tokenizer=ngram (3)", {"with_position": False, "base_tokenizer": "ngram"}),
 ]
 PARTS = ("fts", "title", "query", "hybrid", "recommended")
@@ -593,10 +649,15 @@ def main() -> None:
     parser.add_argument("--embed-server", type=Path, default=EMBED_SERVER, help="embed_server.py to run")
     parser.add_argument("--no-tuning", action="store_true", help="skip the tuning experiments")
     parser.add_argument("--no-substring", action="store_true", help="skip the (slow) substring scan")
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help=f"tuning parts to run (default all: {','.join(PARTS)})")
-    parser.add_argument("--sample", type=int, default=0,
-                        help="smoke test: only the first N judged queries of each split (numbers mean nothing)")
+    parser.add_argument(
+        "--parts", default=",".join(PARTS), help=f"tuning parts to run (default all: {','.join(PARTS)})"
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="smoke test: only the first N judged queries of each split (numbers mean nothing)",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})")
     opts = parser.parse_args()
     data = opts.data.resolve()
@@ -619,19 +680,26 @@ def main() -> None:
     if opts.sample:
         qrels = {split: dict(list(judged.items())[: opts.sample]) for split, judged in qrels.items()}
     queries = {qid: all_queries[qid] for split in ("test", "train") for qid in qrels[split]}
-    log(f"{len(corpus)} abstracts, {len(queries)} judged queries (test {len(qrels['test'])}, "
-        f"train {len(qrels['train'])})")
+    log(
+        f"{len(corpus)} abstracts, {len(queries)} judged queries (test {len(qrels['test'])}, "
+        f"train {len(qrels['train'])})"
+    )
 
-    ref = reference_check(data, qrels if not opts.sample else
-                          {split: load_qrels(data, split) for split in ("test", "train")})
-    log(f"reference check (exact cosine, test): nDCG@10 {ref['test']['ndcg10']:.4f}, "
-        f"Recall@100 {ref['test']['recall100']:.4f} -> {'OK' if ref['matches_reference'] else 'MISMATCH'}")
+    ref = reference_check(
+        data, qrels if not opts.sample else {split: load_qrels(data, split) for split in ("test", "train")}
+    )
+    log(
+        f"reference check (exact cosine, test): nDCG@10 {ref['test']['ndcg10']:.4f}, "
+        f"Recall@100 {ref['test']['recall100']:.4f} -> {'OK' if ref['matches_reference'] else 'MISMATCH'}"
+    )
     if not ref["matches_reference"]:
         raise SystemExit("the metric code does not reproduce the published reference; fix it first")
 
     results: dict[str, Any] = {"reference_check": ref}
-    with tempfile.TemporaryDirectory(prefix="lancelot-quality-") as tmp_name, \
-            EmbedServerProcess(opts.embed_server) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="lancelot-quality-") as tmp_name,
+        EmbedServerProcess(opts.embed_server) as server,
+    ):
         tmp = Path(tmp_name)
         config = tmp / "config"
         config.mkdir()
@@ -649,11 +717,19 @@ def main() -> None:
         index_s = time.perf_counter() - t0
         if report.skipped or report.chunks != len(corpus) or report.embedded != len(corpus):
             raise SystemExit(f"unexpected index report: {report.as_dict()}")
-        results["index"] = {"files": report.files, "chunks": report.chunks, "embedded": report.embedded,
-                            "truncated_for_embedding": report.truncated, "chunk_size": CHUNK_SIZE,
-                            "seconds": index_s, "server_stats": server.stats()}
-        log(f"indexed {report.files} files -> {report.chunks} chunks, {report.embedded} embedded "
-            f"({report.truncated} cut at 8,000 chars for embedding) in {index_s:.1f} s")
+        results["index"] = {
+            "files": report.files,
+            "chunks": report.chunks,
+            "embedded": report.embedded,
+            "truncated_for_embedding": report.truncated,
+            "chunk_size": CHUNK_SIZE,
+            "seconds": index_s,
+            "server_stats": server.stats(),
+        }
+        log(
+            f"indexed {report.files} files -> {report.chunks} chunks, {report.embedded} embedded "
+            f"({report.truncated} cut at 8,000 chars for embedding) in {index_s:.1f} s"
+        )
 
         # A copy of the same rows with no full-text index: the engine falls back to its substring scan.
         plain = tmp / "plain"
@@ -664,15 +740,19 @@ def main() -> None:
         memo: dict[str, list[float]] = {}
         engine = make_engine(db, server.url, config, memo=memo)
         main_rows = []
-        modes = [("text", "text", "text", "bm25"), ("vector", "vector", "vector", "distance"),
-                 ("hybrid", "hybrid", "hybrid", "rrf")]
+        modes = [
+            ("text", "text", "text", "bm25"),
+            ("vector", "vector", "vector", "distance"),
+            ("hybrid", "hybrid", "hybrid", "rrf"),
+        ]
         for label, asked, expect, ranking in modes:
             runs, info = run_engine(engine, queries, asked, expect_type=expect, expect_ranking=ranking, label=label)
             main_rows.append({"mode": label, **scored(runs, qrels), **info})
         if not opts.no_substring:
             plain_engine = make_engine(plain, None, config)
-            runs, info = run_engine(plain_engine, queries, "text", expect_type="text", expect_ranking="substring",
-                                    label="substring scan")
+            runs, info = run_engine(
+                plain_engine, queries, "text", expect_type="text", expect_ranking="substring", label="substring scan"
+            )
             main_rows.append({"mode": "substring scan (no FTS index)", **scored(runs, qrels), **info})
         results["main"] = main_rows
 
@@ -684,25 +764,44 @@ def main() -> None:
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"), "lancelot": __version__,
-        "lancedb": md.version("lancedb"), "python": sys.version.split()[0], "platform": platform.platform(),
-        "cpus": os.cpu_count(), "data": str(data), "limit": LIMIT, "model": MODEL,
-        "seconds": time.perf_counter() - started, "targets_test_ndcg10": TARGETS,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__,
+        "lancedb": md.version("lancedb"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "data": str(data),
+        "limit": LIMIT,
+        "model": MODEL,
+        "seconds": time.perf_counter() - started,
+        "targets_test_ndcg10": TARGETS,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps(results, indent=2, default=str) + "\n")
     print_report(results)
     print(f"\nResults written to {opts.output} ({results['meta']['seconds']:.0f} s)")
-    misses = [f"{r['mode']} {r['test']['ndcg10']:.4f} < {TARGETS[r['mode']]}" for r in results["main"]
-              if r["mode"] in TARGETS and not meets(r["test"]["ndcg10"], TARGETS[r["mode"]])]
+    misses = [
+        f"{r['mode']} {r['test']['ndcg10']:.4f} < {TARGETS[r['mode']]}"
+        for r in results["main"]
+        if r["mode"] in TARGETS and not meets(r["test"]["ndcg10"], TARGETS[r["mode"]])
+    ]
     if misses:
         print(f"\nBELOW TARGET: {'; '.join(misses)}")
         sys.exit(1)
 
 
-def tuning(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str],
-           qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]], url: str,
-           memo: dict[str, list[float]], shipped_db: Path, parts: set[str]) -> dict[str, Any]:
+def tuning(
+    tmp: Path,
+    config: Path,
+    corpus: dict[str, tuple[str, str]],
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, set[str]]],
+    base_rows: list[dict[str, Any]],
+    url: str,
+    memo: dict[str, list[float]],
+    shipped_db: Path,
+    parts: set[str],
+) -> dict[str, Any]:
     from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
     out: dict[str, Any] = {"fts": [], "title": [], "query": [], "hybrid": [], "recommended": [], "parts": sorted(parts)}
@@ -713,9 +812,19 @@ def tuning(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries:
         return _tuning(out, tmp, config, corpus, queries, qrels, base_rows, url, memo, shipped_db, parts)
 
 
-def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tuple[str, str]],
-            queries: dict[str, str], qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]],
-            url: str, memo: dict[str, list[float]], shipped_db: Path, parts: set[str]) -> dict[str, Any]:
+def _tuning(
+    out: dict[str, Any],
+    tmp: Path,
+    config: Path,
+    corpus: dict[str, tuple[str, str]],
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, set[str]]],
+    base_rows: list[dict[str, Any]],
+    url: str,
+    memo: dict[str, list[float]],
+    shipped_db: Path,
+    parts: set[str],
+) -> dict[str, Any]:
     from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
     kept: dict[tuple[str, str], dict[str, Runs]] = {}  # runs in memory only, for paired comparisons
@@ -761,10 +870,14 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
         ("one chunk per abstract, '# title' line in the chunk (shipped)", text_rows(base_rows, one)),
         ("one chunk per abstract, no title in the text", text_rows(base_rows, no_title)),
         ("one chunk per abstract, title twice (boost)", text_rows(base_rows, twice)),
-        ("default chunk size 1200, title line in the first chunk only (shipped)",
-         chunked_rows(corpus, 1200, title_every_chunk=False)),
-        ("default chunk size 1200, '# title' line prefixed to every chunk",
-         chunked_rows(corpus, 1200, title_every_chunk=True)),
+        (
+            "default chunk size 1200, title line in the first chunk only (shipped)",
+            chunked_rows(corpus, 1200, title_every_chunk=False),
+        ),
+        (
+            "default chunk size 1200, '# title' line prefixed to every chunk",
+            chunked_rows(corpus, 1200, title_every_chunk=True),
+        ),
     ]
     title_base = ""
     for n, (name, rows) in enumerate(variants if "title" in parts else []):
@@ -799,13 +912,22 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
     for depth in HYBRID_DEPTHS if "hybrid" in parts else ():
         for k in HYBRID_KS:
             with patched(engine_module, "HYBRID_DEPTH", depth), patched(engine_module, "RRF_K", k):
-                runs, info = run_engine(engine, queries, "hybrid", HYBRID_LIMIT, expect_type="hybrid",
-                                        label=f"hybrid depth {depth} K {k}")
+                runs, info = run_engine(
+                    engine, queries, "hybrid", HYBRID_LIMIT, expect_type="hybrid", label=f"hybrid depth {depth} K {k}"
+                )
             name = f"depth {depth}, K {k}"
             kept[("hybrid", name)] = {"hybrid": runs}
-            out["hybrid"].append({"name": name, "depth": depth, "k": k, "shipped": depth == engine_module.HYBRID_DEPTH
-                                  and k == engine_module.RRF_K, "limit": HYBRID_LIMIT,
-                                  **scored(runs, qrels, HYBRID_LIMIT), "p50_ms": info["p50_ms"]})
+            out["hybrid"].append(
+                {
+                    "name": name,
+                    "depth": depth,
+                    "k": k,
+                    "shipped": depth == engine_module.HYBRID_DEPTH and k == engine_module.RRF_K,
+                    "limit": HYBRID_LIMIT,
+                    **scored(runs, qrels, HYBRID_LIMIT),
+                    "p50_ms": info["p50_ms"],
+                }
+            )
         log(f"hybrid depth {depth}: done")
     compare("hybrid", out["hybrid"], f"depth {engine_module.HYBRID_DEPTH}, K {engine_module.RRF_K}")
 
@@ -813,10 +935,15 @@ def _tuning(out: dict[str, Any], tmp: Path, config: Path, corpus: dict[str, tupl
     if "recommended" in parts and out["fts"] and out["query"] and out["hybrid"]:
         pick = pick_recommended(out)
         shipped = {**SHIPPED, "depth": engine_module.HYBRID_DEPTH, "k": engine_module.RRF_K}
-        configs = (("before f06d563 (query as typed, K 60, depth 50)", BEFORE), ("shipped", shipped),
-                   ("recommended (picked on train)", pick))
-        out["recommended"] = [evaluate_config(tmp, config, corpus, queries, qrels, base_rows, url, memo, name,
-                                              kept=kept, **cfg) for name, cfg in configs]
+        configs = (
+            ("before f06d563 (query as typed, K 60, depth 50)", BEFORE),
+            ("shipped", shipped),
+            ("recommended (picked on train)", pick),
+        )
+        out["recommended"] = [
+            evaluate_config(tmp, config, corpus, queries, qrels, base_rows, url, memo, name, kept=kept, **cfg)
+            for name, cfg in configs
+        ]
         compare("config", out["recommended"], "shipped")
     return out
 
@@ -832,29 +959,56 @@ def pick_recommended(out: dict[str, Any]) -> dict[str, Any]:
     averaged per query; hybrid alone for depth x K), else the shipped choice stays.
     FTS options: also a quoted phrase must still work and a stop-word-only query find nothing.
     Query handling: also every identifier must be the top hit. Among several, the highest train mean."""
+
     def train(row: dict[str, Any], mode: str) -> float:
         return float(row[mode]["train"]["ndcg10"])
 
-    fts_ok = [r for r in out["fts"][1:] if "error" not in r and "error" not in r["text"] and "error" not in r["hybrid"]
-              and r["identifiers"]["phrase_query_ok"] and r["identifiers"]["stop_word_query_hits"] == 0
-              and significant(r, "both")]
+    fts_ok = [
+        r
+        for r in out["fts"][1:]
+        if "error" not in r
+        and "error" not in r["text"]
+        and "error" not in r["hybrid"]
+        and r["identifiers"]["phrase_query_ok"]
+        and r["identifiers"]["stop_word_query_hits"] == 0
+        and significant(r, "both")
+    ]
     fts = max(fts_ok, key=lambda r: train(r, "text") + train(r, "hybrid")) if fts_ok else out["fts"][0]
-    query_ok = [r for r in out["query"][1:] if r["identifiers"]["top1"] == r["identifiers"]["of"]
-                and significant(r, "both")]
+    query_ok = [
+        r for r in out["query"][1:] if r["identifiers"]["top1"] == r["identifiers"]["of"] and significant(r, "both")
+    ]
     query = max(query_ok, key=lambda r: train(r, "text") + train(r, "hybrid")) if query_ok else out["query"][0]
     shipped_hybrid = next(r for r in out["hybrid"] if r["shipped"])
     hybrid_ok = [r for r in out["hybrid"] if not r["shipped"] and significant(r, "hybrid")]
     hybrid = max(hybrid_ok, key=lambda r: r["train"]["ndcg10"]) if hybrid_ok else shipped_hybrid
     options = None if fts["name"] == SHIPPED["fts_name"] else fts["options"]
-    return {"fts_name": fts["name"], "fts_options": options, "query_name": query["name"],
-            "depth": hybrid["depth"], "k": hybrid["k"]}
+    return {
+        "fts_name": fts["name"],
+        "fts_options": options,
+        "query_name": query["name"],
+        "depth": hybrid["depth"],
+        "k": hybrid["k"],
+    }
 
 
-def evaluate_config(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]], queries: dict[str, str],
-                    qrels: dict[str, dict[str, set[str]]], base_rows: list[dict[str, Any]], url: str,
-                    memo: dict[str, list[float]], name: str, *, fts_name: str, fts_options: dict[str, Any] | None,
-                    query_name: str, depth: int, k: int,
-                    kept: dict[tuple[str, str], dict[str, Runs]] | None = None) -> dict[str, Any]:
+def evaluate_config(
+    tmp: Path,
+    config: Path,
+    corpus: dict[str, tuple[str, str]],
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, set[str]]],
+    base_rows: list[dict[str, Any]],
+    url: str,
+    memo: dict[str, list[float]],
+    name: str,
+    *,
+    fts_name: str,
+    fts_options: dict[str, Any] | None,
+    query_name: str,
+    depth: int,
+    k: int,
+    kept: dict[tuple[str, str], dict[str, Runs]] | None = None,
+) -> dict[str, Any]:
     """One configuration end to end: its table, its query handling, its fusion constants."""
     from lancelot_cli.engine import ranking as engine_module  # snippet, RRF_K, HYBRID_DEPTH
 
@@ -862,8 +1016,14 @@ def evaluate_config(tmp: Path, config: Path, corpus: dict[str, tuple[str, str]],
     write_variant(db, base_rows, fts_options, with_vectors=True)
     engine = make_engine(db, url, config, memo=memo)
     wrapper = QUERY_VARIANTS[query_name]
-    row: dict[str, Any] = {"name": name, "fts": fts_name, "fts_options": fts_options, "query": query_name,
-                           "depth": depth, "k": k}
+    row: dict[str, Any] = {
+        "name": name,
+        "fts": fts_name,
+        "fts_options": fts_options,
+        "query": query_name,
+        "depth": depth,
+        "k": k,
+    }
     with bm25_patch(wrapper), patched(engine_module, "HYBRID_DEPTH", depth), patched(engine_module, "RRF_K", k):
         for mode in ("text", "hybrid"):
             runs, _ = run_engine(engine, queries, mode, expect_type=mode, label=f"{name} / {mode}")
@@ -890,20 +1050,28 @@ def _fmt(value: Any, digits: int = 4) -> str:
 def print_report(results: dict[str, Any]) -> None:
     meta = results["meta"]
     ref = results["reference_check"]
-    print(f"\n## SciFact retrieval quality — lancelot {meta['lancelot']}, lancedb {meta['lancedb']}, "
-          f"{MODEL} vectors, limit {LIMIT}\n")
-    print(f"Metric check: exact cosine over the cached vectors gives test nDCG@10 {ref['test']['ndcg10']:.4f} / "
-          f"Recall@100 {ref['test']['recall100']:.4f} (published {REFERENCE['ndcg10']} / {REFERENCE['recall100']}); "
-          f"train {ref['train']['ndcg10']:.4f} / {ref['train']['recall100']:.4f}.\n")
-    print("| search | test nDCG@10 | test R@100 | train nDCG@10 | train R@100 | p50 ms | p95 ms | errors "
-          "| target (test) |")
+    print(
+        f"\n## SciFact retrieval quality — lancelot {meta['lancelot']}, lancedb {meta['lancedb']}, "
+        f"{MODEL} vectors, limit {LIMIT}\n"
+    )
+    print(
+        f"Metric check: exact cosine over the cached vectors gives test nDCG@10 {ref['test']['ndcg10']:.4f} / "
+        f"Recall@100 {ref['test']['recall100']:.4f} (published {REFERENCE['ndcg10']} / {REFERENCE['recall100']}); "
+        f"train {ref['train']['ndcg10']:.4f} / {ref['train']['recall100']:.4f}.\n"
+    )
+    print(
+        "| search | test nDCG@10 | test R@100 | train nDCG@10 | train R@100 | p50 ms | p95 ms | errors "
+        "| target (test) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results["main"]:
         target = TARGETS.get(r["mode"])
         verdict = "" if target is None else f"≥ {target}: {'met' if meets(r['test']['ndcg10'], target) else 'MISSED'}"
-        print(f"| {r['mode']} | {_fmt(r['test']['ndcg10'])} | {_fmt(r['test']['recall100'], 3)} | "
-              f"{_fmt(r['train']['ndcg10'])} | {_fmt(r['train']['recall100'], 3)} | {r['p50_ms']:.1f} | "
-              f"{r['p95_ms']:.1f} | {sum(r['errors'].values())} | {verdict} |")
+        print(
+            f"| {r['mode']} | {_fmt(r['test']['ndcg10'])} | {_fmt(r['test']['recall100'], 3)} | "
+            f"{_fmt(r['train']['ndcg10'])} | {_fmt(r['train']['recall100'], 3)} | {r['p50_ms']:.1f} | "
+            f"{r['p95_ms']:.1f} | {sum(r['errors'].values())} | {verdict} |"
+        )
     tuning = results.get("tuning")
     if not tuning:
         return
@@ -925,20 +1093,24 @@ def print_tuning(tuning: dict[str, Any]) -> None:
 
 def print_fts(rows: list[dict[str, Any]]) -> None:
     print("\n### BM25 tokenizer options (train decides; test reported)\n")
-    print("| FTS config | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) "
-          "[95% CI] | test R@100 text | identifiers top-1 | phrase | 'the of and' hits | build s |")
+    print(
+        "| FTS config | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) "
+        "[95% CI] | test R@100 text | identifiers top-1 | phrase | 'the of and' hits | build s |"
+    )
     print("|---|---:|---:|---:|---:|---|---:|---|---|---:|---:|")
     for r in rows:
         if "error" in r:
             print(f"| {r['name']} | error: {r['error'][:80]} | | | | | | | | | |")
             continue
         t, h, ids = r["text"], r["hybrid"], r["identifiers"]
-        print(f"| {r['name']} | {_fmt(t.get('train', {}).get('ndcg10'))} | {_fmt(t.get('test', {}).get('ndcg10'))} | "
-              f"{_fmt(h.get('train', {}).get('ndcg10'))} | {_fmt(h.get('test', {}).get('ndcg10'))} | "
-              f"{_delta(r, 'both')} | {_fmt(t.get('test', {}).get('recall100'), 3)} | {ids['top1']}/{ids['of']} "
-              f"{_ranks(ids['ranks'])} | {'yes' if ids['phrase_query_ok'] else 'no'} | "
-              f"{ids.get('stop_word_query_hits')} | "
-              f"{r['build_s']:.1f} |")
+        print(
+            f"| {r['name']} | {_fmt(t.get('train', {}).get('ndcg10'))} | {_fmt(t.get('test', {}).get('ndcg10'))} | "
+            f"{_fmt(h.get('train', {}).get('ndcg10'))} | {_fmt(h.get('test', {}).get('ndcg10'))} | "
+            f"{_delta(r, 'both')} | {_fmt(t.get('test', {}).get('recall100'), 3)} | {ids['top1']}/{ids['of']} "
+            f"{_ranks(ids['ranks'])} | {'yes' if ids['phrase_query_ok'] else 'no'} | "
+            f"{ids.get('stop_word_query_hits')} | "
+            f"{r['build_s']:.1f} |"
+        )
 
 
 def print_title(rows: list[dict[str, Any]]) -> None:
@@ -947,52 +1119,68 @@ def print_title(rows: list[dict[str, Any]]) -> None:
     print("|---|---:|---:|---:|---|---:|---:|")
     for r in rows:
         t = r["text"]
-        print(f"| {r['name']} | {r['rows']} | {_fmt(t['train']['ndcg10'])} | {_fmt(t['test']['ndcg10'])} | "
-              f"{_delta(r, 'text')} | {_fmt(t['train']['recall100'], 3)} | {_fmt(t['test']['recall100'], 3)} |")
+        print(
+            f"| {r['name']} | {r['rows']} | {_fmt(t['train']['ndcg10'])} | {_fmt(t['test']['ndcg10'])} | "
+            f"{_delta(r, 'text')} | {_fmt(t['train']['recall100'], 3)} | {_fmt(t['test']['recall100'], 3)} |"
+        )
 
 
 def print_query(rows: list[dict[str, Any]]) -> None:
     print("\n### Query handling (Engine._bm25 replaced; shipped table and fusion constants)\n")
-    print("| query | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) [95% CI] "
-          "| identifiers top-1 |")
+    print(
+        "| query | train text | test text | train hybrid | test hybrid | Δ train vs shipped (text+hybrid) [95% CI] "
+        "| identifiers top-1 |"
+    )
     print("|---|---:|---:|---:|---:|---|---|")
     for r in rows:
         ids = r["identifiers"]
-        print(f"| {r['name']} | {_fmt(r['text']['train']['ndcg10'])} | {_fmt(r['text']['test']['ndcg10'])} | "
-              f"{_fmt(r['hybrid']['train']['ndcg10'])} | {_fmt(r['hybrid']['test']['ndcg10'])} | {_delta(r, 'both')} | "
-              f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |")
+        print(
+            f"| {r['name']} | {_fmt(r['text']['train']['ndcg10'])} | {_fmt(r['text']['test']['ndcg10'])} | "
+            f"{_fmt(r['hybrid']['train']['ndcg10'])} | {_fmt(r['hybrid']['test']['ndcg10'])} | {_delta(r, 'both')} | "
+            f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |"
+        )
 
 
 def print_hybrid(rows: list[dict[str, Any]]) -> None:
     print(f"\n### Hybrid fusion depth and K (limit {HYBRID_LIMIT}: nDCG@10 and Recall@{HYBRID_LIMIT})\n")
-    print(f"| depth | K | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | train R@{HYBRID_LIMIT} "
-          f"| test R@{HYBRID_LIMIT} | p50 ms |")
+    print(
+        f"| depth | K | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | train R@{HYBRID_LIMIT} "
+        f"| test R@{HYBRID_LIMIT} | p50 ms |"
+    )
     print("|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in rows:
         mark = " (shipped)" if r["shipped"] else ""
-        print(f"| {r['depth']}{mark} | {r['k']} | {_fmt(r['train']['ndcg10'])} | {_fmt(r['test']['ndcg10'])} | "
-              f"{_delta(r, 'hybrid')} | {_fmt(r['train'][f'recall{HYBRID_LIMIT}'], 3)} | "
-              f"{_fmt(r['test'][f'recall{HYBRID_LIMIT}'], 3)} | {r['p50_ms']:.1f} |")
+        print(
+            f"| {r['depth']}{mark} | {r['k']} | {_fmt(r['train']['ndcg10'])} | {_fmt(r['test']['ndcg10'])} | "
+            f"{_delta(r, 'hybrid')} | {_fmt(r['train'][f'recall{HYBRID_LIMIT}'], 3)} | "
+            f"{_fmt(r['test'][f'recall{HYBRID_LIMIT}'], 3)} | {r['p50_ms']:.1f} |"
+        )
 
 
 def print_recommended(rows: list[dict[str, Any]]) -> None:
     print("\n### Before / shipped / recommended (limit 100; recommended picked by rules on train numbers only)\n")
     for r in rows:
-        print(f"- {r['name']}: FTS {r['fts']!r} {r['fts_options'] or ''}; query {r['query']!r}; "
-              f"hybrid depth {r['depth']}, K {r['k']}; hybrid at limit {HYBRID_LIMIT}: train "
-              f"{_fmt(r['hybrid_limit20']['train']['ndcg10'])}, test {_fmt(r['hybrid_limit20']['test']['ndcg10'])}")
+        print(
+            f"- {r['name']}: FTS {r['fts']!r} {r['fts_options'] or ''}; query {r['query']!r}; "
+            f"hybrid depth {r['depth']}, K {r['k']}; hybrid at limit {HYBRID_LIMIT}: train "
+            f"{_fmt(r['hybrid_limit20']['train']['ndcg10'])}, test {_fmt(r['hybrid_limit20']['test']['ndcg10'])}"
+        )
     print()
-    print("| configuration | search | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | Δ test vs shipped "
-          "[95% CI] | train R@100 | test R@100 | identifiers top-1 |")
+    print(
+        "| configuration | search | train nDCG@10 | test nDCG@10 | Δ train vs shipped [95% CI] | Δ test vs shipped "
+        "[95% CI] | train R@100 | test R@100 | identifiers top-1 |"
+    )
     print("|---|---|---:|---:|---|---|---:|---:|---|")
     for r in rows:
         ids = r["identifiers"]
         for mode in ("text", "hybrid"):
             m = r[mode]
-            print(f"| {r['name']} | {mode} | {_fmt(m['train']['ndcg10'])} | {_fmt(m['test']['ndcg10'])} | "
-                  f"{_delta(r, mode)} | {_delta(r, mode, 'test')} | "
-                  f"{_fmt(m['train']['recall100'], 3)} | {_fmt(m['test']['recall100'], 3)} | "
-                  f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |")
+            print(
+                f"| {r['name']} | {mode} | {_fmt(m['train']['ndcg10'])} | {_fmt(m['test']['ndcg10'])} | "
+                f"{_delta(r, mode)} | {_delta(r, mode, 'test')} | "
+                f"{_fmt(m['train']['recall100'], 3)} | {_fmt(m['test']['recall100'], 3)} | "
+                f"{ids['top1']}/{ids['of']} {_ranks(ids['ranks'])} |"
+            )
 
 
 def _delta(row: dict[str, Any], mode: str, split: str = "train") -> str:

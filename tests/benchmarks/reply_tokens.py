@@ -49,16 +49,35 @@ def tokens(chars: int) -> int:
 
 def tools_list_as_sent(db: Path) -> tuple[int, dict[str, int]]:
     """(length of the tools/list JSON-RPC line, compact JSON length of each tool)."""
-    env = {**os.environ, "LANCEDB_PATH": str(db), "PYTHONPATH": str(REPO),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    env = {
+        **os.environ,
+        "LANCEDB_PATH": str(db),
+        "PYTHONPATH": str(REPO),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    proc = subprocess.Popen([sys.executable, "-m", "lancelot_cli", "serve"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lancelot_cli", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
@@ -85,13 +104,21 @@ def default_replies(db: Path, question: str) -> dict[str, dict[str, int]]:
         async with Client(build_server(load(environ={**os.environ, "LANCEDB_PATH": str(db)}))) as client:
             found = await client.call_tool("lancedb_search", {"query": question})
             top = (found.structured_content or {}).get("hits", [{}])[0].get("source", "")
-            calls = {"lancedb_search": {"query": question}, "lancedb_query": {"question": question},
-                     "lancedb_document": {"source": top}, "lancedb_status": {}, "lancedb_version": {}}
+            calls = {
+                "lancedb_search": {"query": question},
+                "lancedb_query": {"question": question},
+                "lancedb_document": {"source": top},
+                "lancedb_status": {},
+                "lancedb_version": {},
+            }
             for name, arguments in calls.items():
                 result = await client.call_tool(name, arguments)
                 text = sum(len(part.text) for part in result.content if getattr(part, "type", "") == "text")
-                structured = 0 if result.structured_content is None else len(
-                    json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")))
+                structured = (
+                    0
+                    if result.structured_content is None
+                    else len(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")))
+                )
                 sizes[name] = {"text": text, "sent": text + structured, "error": bool(result.is_error)}
         return sizes
 
@@ -111,8 +138,10 @@ def table(title: str, sizes: dict[str, dict[str, int]]) -> None:
     print("|---|---:|---:|---:|---:|")
     for name, size in sizes.items():
         flag = " (error)" if size["error"] else ""
-        print(f"| {name}{flag} | {size['text']:,} | {tokens(size['text']):,} | {size['sent']:,} | "
-              f"{tokens(size['sent']):,} |")
+        print(
+            f"| {name}{flag} | {size['text']:,} | {tokens(size['text']):,} | {size['sent']:,} | "
+            f"{tokens(size['sent']):,} |"
+        )
 
 
 def main() -> None:
@@ -144,10 +173,13 @@ def main() -> None:
                 shutil.copy2(page, site / page.name)
             seconds = index(site, Path(tmp) / "site-db")
             replies = default_replies(Path(tmp) / "site-db", QUESTIONS["site"])
-            results["site"] = {"folder": str(args.site), "pages": len(pages), "indexSeconds": round(seconds, 1),
-                               "replies": replies}
-            table(f"Default replies on {len(pages)} pages of {args.site} (question: {QUESTIONS['site']!r})",
-                  replies)
+            results["site"] = {
+                "folder": str(args.site),
+                "pages": len(pages),
+                "indexSeconds": round(seconds, 1),
+                "replies": replies,
+            }
+            table(f"Default replies on {len(pages)} pages of {args.site} (question: {QUESTIONS['site']!r})", replies)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"\nwritten: {RESULTS.relative_to(REPO)}")

@@ -44,11 +44,26 @@ SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 RESULTS = Path(__file__).resolve().parent / "results" / "roundtrip.json"
 TARGET_MS = 3.0
 SAMPLE_QUERIES = [
-    "refund policy", "lost parcel claim form", "MAX_SAVED", "gift cards", "worn or used gear",
-    "sale items refund", "refunds for online orders", "end-of-day count", "repair workshop turnaround",
-    "stock counts", "customer privacy data", "shipping and delivery times", "warranty claim",
-    "price match", "rent a kayak deposit", "processing a refund at the till", "store credit",
-    "what does the glossary say about SKU", "how long do repairs take", "can I return something bought online",
+    "refund policy",
+    "lost parcel claim form",
+    "MAX_SAVED",
+    "gift cards",
+    "worn or used gear",
+    "sale items refund",
+    "refunds for online orders",
+    "end-of-day count",
+    "repair workshop turnaround",
+    "stock counts",
+    "customer privacy data",
+    "shipping and delivery times",
+    "warranty claim",
+    "price match",
+    "rent a kayak deposit",
+    "processing a refund at the till",
+    "store credit",
+    "what does the glossary say about SKU",
+    "how long do repairs take",
+    "can I return something bought online",
 ]
 
 
@@ -67,8 +82,10 @@ def reply_sizes(replies: list[dict[str, Any]], texts: list[str]) -> dict[str, An
     chars = [len(t) for t in texts]
     return {
         "replies": len(replies),
-        "reply_chars_mean": statistics.fmean(chars), "reply_chars_max": max(chars),
-        "hits_mean": statistics.fmean(hits), "hits_max": max(hits),
+        "reply_chars_mean": statistics.fmean(chars),
+        "reply_chars_max": max(chars),
+        "hits_mean": statistics.fmean(hits),
+        "hits_max": max(hits),
         "snippet_chars_mean": statistics.fmean(snippets) if snippets else 0.0,
         "snippet_chars_max": max(snippets) if snippets else 0,
         "chars_per_hit_mean": sum(chars) / max(1, sum(hits)),
@@ -82,8 +99,12 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
     from lancelot_cli.engine import Engine
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_"))}
-    env.update(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config), PYTHONPATH=str(REPO),
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env.update(
+        LANCEDB_PATH=str(db),
+        LANCELOT_CONFIG_DIR=str(config),
+        PYTHONPATH=str(REPO),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+    )
     engine = Engine(settings_module.load(environ=env), find_key=lambda: None)
     command = lancelot_command()
     params = mcp.StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=env)
@@ -117,8 +138,10 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
     raw = raw_pipe(env, config, engine, queries, calls, warmup)
     return {
         "calls": calls,
-        "in_process_p50_ms": percentile(local_ms, 0.5), "in_process_p95_ms": percentile(local_ms, 0.95),
-        "stdio_p50_ms": percentile(stdio_ms, 0.5), "stdio_p95_ms": percentile(stdio_ms, 0.95),
+        "in_process_p50_ms": percentile(local_ms, 0.5),
+        "in_process_p95_ms": percentile(local_ms, 0.95),
+        "stdio_p50_ms": percentile(stdio_ms, 0.5),
+        "stdio_p95_ms": percentile(stdio_ms, 0.95),
         "overhead_p50_ms": percentile(stdio_ms, 0.5) - percentile(local_ms, 0.5),
         "overhead_median_of_pairs_ms": statistics.median(diffs),
         "overhead_p95_of_pairs_ms": percentile(diffs, 0.95),
@@ -129,8 +152,9 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
     }
 
 
-def raw_pipe(env: dict[str, str], config: Path, engine: Any, queries: list[str], calls: int,
-             warmup: int) -> dict[str, Any]:
+def raw_pipe(
+    env: dict[str, str], config: Path, engine: Any, queries: list[str], calls: int, warmup: int
+) -> dict[str, Any]:
     """The same calls over the server's stdin/stdout with a bare newline-delimited JSON-RPC client
     (no SDK on the client side: no result model, no output-schema validation)."""
     from tests.benchmarks.scale import StdioServer
@@ -152,10 +176,13 @@ def raw_pipe(env: dict[str, str], config: Path, engine: Any, queries: list[str],
             pipe_ms.append((time.perf_counter() - t0) * 1000)
     finally:
         server.stop()
-    return {"in_process_p50_ms": percentile(local_ms, 0.5), "pipe_p50_ms": percentile(pipe_ms, 0.5),
-            "pipe_p95_ms": percentile(pipe_ms, 0.95),
-            "overhead_p50_ms": percentile(pipe_ms, 0.5) - percentile(local_ms, 0.5),
-            "overhead_median_of_pairs_ms": statistics.median(p - loc for p, loc in zip(pipe_ms, local_ms, strict=True))}
+    return {
+        "in_process_p50_ms": percentile(local_ms, 0.5),
+        "pipe_p50_ms": percentile(pipe_ms, 0.5),
+        "pipe_p95_ms": percentile(pipe_ms, 0.95),
+        "overhead_p50_ms": percentile(pipe_ms, 0.5) - percentile(local_ms, 0.5),
+        "overhead_median_of_pairs_ms": statistics.median(p - loc for p, loc in zip(pipe_ms, local_ms, strict=True)),
+    }
 
 
 def main() -> None:
@@ -187,56 +214,75 @@ def main() -> None:
         src.mkdir()
         for doc_id, (title, text) in corpus.items():
             (src / f"{doc_id}.md").write_text(markdown(title, text), encoding="utf-8")
-        for name, folder, queries in (("sample-docs", SAMPLE_DOCS, SAMPLE_QUERIES),
-                                      ("scifact", src, test_claims)):
+        for name, folder, queries in (("sample-docs", SAMPLE_DOCS, SAMPLE_QUERIES), ("scifact", src, test_claims)):
             db = tmp / f"db-{name}"
             report = index_folder(folder, str(db))
             log(f"{name}: {report.files} files, {report.chunks} chunks (default chunk size)")
-            results[name] = {"chunks": report.chunks, **anyio.run(measure, db, config, queries, opts.calls,
-                                                                   opts.warmup)}
+            results[name] = {
+                "chunks": report.chunks,
+                **anyio.run(measure, db, config, queries, opts.calls, opts.warmup),
+            }
             r = results[name]
             log(f"{name}: stdio p50 {r['stdio_p50_ms']:.2f} ms, in-process p50 {r['in_process_p50_ms']:.2f} ms")
 
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"), "lancelot": __version__,
-        "mcp": md.version("mcp"), "lancedb": md.version("lancedb"), "python": sys.version.split()[0],
-        "platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_at_end": os.getloadavg(),
-        "calls": opts.calls, "warmup": opts.warmup,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__,
+        "mcp": md.version("mcp"),
+        "lancedb": md.version("lancedb"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_end": os.getloadavg(),
+        "calls": opts.calls,
+        "warmup": opts.warmup,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps(results, indent=2) + "\n")
 
     meta = results["meta"]
-    print(f"\n## Round trip — lancelot {meta['lancelot']}, mcp {meta['mcp']}, lancedb {meta['lancedb']}, "
-          f"{meta['cpus']} CPUs; lancedb_search with default arguments (limit 20, auto → text)\n")
-    print("| table | chunks | calls | in-process p50 / p95 ms | stdio p50 / p95 ms | overhead p50 ms "
-          "| median of per-call differences ms | target ≤ 3 ms |")
+    print(
+        f"\n## Round trip — lancelot {meta['lancelot']}, mcp {meta['mcp']}, lancedb {meta['lancedb']}, "
+        f"{meta['cpus']} CPUs; lancedb_search with default arguments (limit 20, auto → text)\n"
+    )
+    print(
+        "| table | chunks | calls | in-process p50 / p95 ms | stdio p50 / p95 ms | overhead p50 ms "
+        "| median of per-call differences ms | target ≤ 3 ms |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for name in ("sample-docs", "scifact"):
         r = results[name]
         ok = r["overhead_p50_ms"] <= TARGET_MS
-        print(f"| {name} | {r['chunks']} | {r['calls']} | "
-              f"{r['in_process_p50_ms']:.2f} / {r['in_process_p95_ms']:.2f} | "
-              f"{r['stdio_p50_ms']:.2f} / {r['stdio_p95_ms']:.2f} | {r['overhead_p50_ms']:.2f} | "
-              f"{r['overhead_median_of_pairs_ms']:.2f} | {'met' if ok else 'MISSED'} |")
-    print("\nThe same calls with a bare JSON-RPC client on the server's pipes (no SDK client, so no result "
-          "model or output-schema validation on the client side):\n")
+        print(
+            f"| {name} | {r['chunks']} | {r['calls']} | "
+            f"{r['in_process_p50_ms']:.2f} / {r['in_process_p95_ms']:.2f} | "
+            f"{r['stdio_p50_ms']:.2f} / {r['stdio_p95_ms']:.2f} | {r['overhead_p50_ms']:.2f} | "
+            f"{r['overhead_median_of_pairs_ms']:.2f} | {'met' if ok else 'MISSED'} |"
+        )
+    print(
+        "\nThe same calls with a bare JSON-RPC client on the server's pipes (no SDK client, so no result "
+        "model or output-schema validation on the client side):\n"
+    )
     print("| table | in-process p50 ms | pipe p50 / p95 ms | overhead p50 ms | median of per-call differences ms |")
     print("|---|---:|---:|---:|---:|")
     for name in ("sample-docs", "scifact"):
         r = results[name]["raw_pipe"]
-        print(f"| {name} | {r['in_process_p50_ms']:.2f} | {r['pipe_p50_ms']:.2f} / {r['pipe_p95_ms']:.2f} | "
-              f"{r['overhead_p50_ms']:.2f} | {r['overhead_median_of_pairs_ms']:.2f} |")
+        print(
+            f"| {name} | {r['in_process_p50_ms']:.2f} | {r['pipe_p50_ms']:.2f} / {r['pipe_p95_ms']:.2f} | "
+            f"{r['overhead_p50_ms']:.2f} | {r['overhead_median_of_pairs_ms']:.2f} |"
+        )
     print("\n### Default reply size (lancedb_search, limit 20)\n")
     print("| table | replies | reply chars mean / max | hits mean | chars per hit | snippet chars mean / max |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in ("sample-docs", "scifact"):
         s = results[name]["sizes"]
-        print(f"| {name} | {s['replies']} | {s['reply_chars_mean']:.0f} / {s['reply_chars_max']} | "
-              f"{s['hits_mean']:.1f} | {s['chars_per_hit_mean']:.0f} | {s['snippet_chars_mean']:.0f} / "
-              f"{s['snippet_chars_max']} |")
+        print(
+            f"| {name} | {s['replies']} | {s['reply_chars_mean']:.0f} / {s['reply_chars_max']} | "
+            f"{s['hits_mean']:.1f} | {s['chars_per_hit_mean']:.0f} | {s['snippet_chars_mean']:.0f} / "
+            f"{s['snippet_chars_max']} |"
+        )
     mism = {n: results[n]["hit_order_mismatches"] for n in ("sample-docs", "scifact")}
     print(f"\nHit order stdio vs in-process differed in {mism} calls.")
     print(f"Results written to {opts.output}")

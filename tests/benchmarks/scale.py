@@ -87,15 +87,18 @@ def log(message: str) -> None:
 # -- data ---------------------------------------------------------------------------------------
 
 
-def make_rows(corpus: dict[str, tuple[str, str]], vectors: dict[str, Any], n: int, noise: float,
-              seed: int = 7) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def make_rows(
+    corpus: dict[str, tuple[str, str]], vectors: dict[str, Any], n: int, noise: float, seed: int = 7
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``n`` rows {id, path, title, chunk, text, hash, vector} of ~1,000-character sentence windows."""
     import numpy as np
 
     from lancelot_cli.indexer import chunk_hash
 
-    docs = [(doc_id, title, [s for s in _SENTENCE.split(text) if s.strip()] or [title])
-            for doc_id, (title, text) in corpus.items()]
+    docs = [
+        (doc_id, title, [s for s in _SENTENCE.split(text) if s.strip()] or [title])
+        for doc_id, (title, text) in corpus.items()
+    ]
     count = len(docs)
     rng = np.random.default_rng(seed)
     rows = []
@@ -123,12 +126,25 @@ def make_rows(corpus: dict[str, tuple[str, str]], vectors: dict[str, Any], n: in
             vector = vector + rng.standard_normal(DIMENSION).astype(np.float32) * (noise / np.sqrt(DIMENSION))
             vector = (vector / np.linalg.norm(vector)).astype(np.float32)
         path = f"scifact/{doc_id}/{r}.md"
-        rows.append({"id": f"{path}#0", "path": path, "title": title, "chunk": 0, "text": text,
-                     "hash": chunk_hash(title, text), "vector": vector})
+        rows.append(
+            {
+                "id": f"{path}#0",
+                "path": path,
+                "title": title,
+                "chunk": 0,
+                "text": text,
+                "hash": chunk_hash(title, text),
+                "vector": vector,
+            }
+        )
         lengths.append(len(text))
     distinct = len({row["hash"] for row in rows})
-    return rows, {"mean_chars": statistics.fmean(lengths), "min_chars": min(lengths), "max_chars": max(lengths),
-                  "distinct_texts": distinct}
+    return rows, {
+        "mean_chars": statistics.fmean(lengths),
+        "min_chars": min(lengths),
+        "max_chars": max(lengths),
+        "distinct_texts": distinct,
+    }
 
 
 def load_vectors(data: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -138,8 +154,10 @@ def load_vectors(data: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     ids = json.loads((folder / "ids.json").read_text())
     corpus = np.load(folder / "corpus.npy")
     queries = np.load(folder / "queries.npy")
-    return ({doc_id: corpus[i] for i, doc_id in enumerate(ids["corpus"])},
-            {qid: queries[i] for i, qid in enumerate(ids["queries"])})
+    return (
+        {doc_id: corpus[i] for i, doc_id in enumerate(ids["corpus"])},
+        {qid: queries[i] for i, qid in enumerate(ids["queries"])},
+    )
 
 
 def _reusable(db: Path, n: int) -> bool:
@@ -162,8 +180,12 @@ def timed(fn: Callable[[str], Any], queries: list[str], warmup: int = 3) -> tupl
         t0 = time.perf_counter()
         outputs.append(fn(q))
         latencies.append(time.perf_counter() - t0)
-    return {"p50_ms": percentile(latencies, 0.5) * 1000, "p95_ms": percentile(latencies, 0.95) * 1000,
-            "mean_ms": statistics.fmean(latencies) * 1000, "n": len(latencies)}, outputs
+    return {
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p95_ms": percentile(latencies, 0.95) * 1000,
+        "mean_ms": statistics.fmean(latencies) * 1000,
+        "n": len(latencies),
+    }, outputs
 
 
 def ids_of(reply: dict[str, Any]) -> list[str]:
@@ -171,8 +193,9 @@ def ids_of(reply: dict[str, Any]) -> list[str]:
 
 
 def recall_at_10(approx: list[list[str]], exact: list[list[str]]) -> float:
-    return statistics.fmean(len(set(a[:10]) & set(e[:10])) / max(1, min(10, len(e)))
-                            for a, e in zip(approx, exact, strict=True))
+    return statistics.fmean(
+        len(set(a[:10]) & set(e[:10])) / max(1, min(10, len(e))) for a, e in zip(approx, exact, strict=True)
+    )
 
 
 # -- the stdio server ---------------------------------------------------------------------------
@@ -197,8 +220,16 @@ class StdioServer:
         script = Path(sys.executable).with_name("lancelot")
         command = [str(script)] if script.exists() else [sys.executable, "-m", "lancelot_cli"]
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read back if the server dies
-        self.proc = subprocess.Popen([*command, "serve"], env=env, cwd=cwd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [*command, "serve"],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            bufsize=1,
+        )
         self.next_id = 0
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -224,13 +255,20 @@ class StdioServer:
         raise SystemExit(f"{method}: no answer in {timeout} s")
 
     def initialize(self) -> None:
-        self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                                    "clientInfo": {"name": "scale-bench", "version": "0"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "scale-bench", "version": "0"},
+            },
+        )
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def search(self, query: str, search_type: str) -> dict[str, Any]:
-        result = self.request("tools/call", {"name": "lancedb_search",
-                                             "arguments": {"query": query, "searchType": search_type}})
+        result = self.request(
+            "tools/call", {"name": "lancedb_search", "arguments": {"query": query, "searchType": search_type}}
+        )
         if result.get("isError"):
             raise SystemExit(f"lancedb_search failed: {json.dumps(result)[:500]}")
         return result.get("structuredContent") or json.loads(result["content"][0]["text"])
@@ -250,9 +288,15 @@ class StdioServer:
 
 def server_rss(db: Path, config: Path, url: str, queries: list[str], searches: int) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_"))}
-    env.update(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config), OPENAI_BASE_URL=url,
-               OPENAI_API_KEY="sk-bench", EMBEDDING_MODEL=MODEL,
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", PYTHONPATH=str(REPO))
+    env.update(
+        LANCEDB_PATH=str(db),
+        LANCELOT_CONFIG_DIR=str(config),
+        OPENAI_BASE_URL=url,
+        OPENAI_API_KEY="sk-bench",
+        EMBEDDING_MODEL=MODEL,
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        PYTHONPATH=str(REPO),
+    )
     server = StdioServer(env, config)
     try:
         server.initialize()
@@ -266,15 +310,29 @@ def server_rss(db: Path, config: Path, url: str, queries: list[str], searches: i
         after = rss(server.proc.pid)
     finally:
         code = server.stop()
-    return {"searches": searches, "search_types": kinds, "seconds": seconds, "after_initialize": idle,
-            "after_searches": after, "exit_code": code}
+    return {
+        "searches": searches,
+        "search_types": kinds,
+        "seconds": seconds,
+        "after_initialize": idle,
+        "after_searches": after,
+        "exit_code": code,
+    }
 
 
 # -- one size -----------------------------------------------------------------------------------
 
 
-def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, str]], doc_vectors: dict[str, Any],
-               queries: list[tuple[str, str]], query_vectors: dict[str, Any], url: str, tmp: Path) -> dict[str, Any]:
+def bench_size(
+    n: int,
+    opts: argparse.Namespace,
+    corpus: dict[str, tuple[str, str]],
+    doc_vectors: dict[str, Any],
+    queries: list[tuple[str, str]],
+    query_vectors: dict[str, Any],
+    url: str,
+    tmp: Path,
+) -> dict[str, Any]:
     import lancedb
 
     from lancelot_cli import settings as settings_module
@@ -292,8 +350,10 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
         rows, shape = make_rows(corpus, doc_vectors, n, opts.noise)
         out["generate_s"] = time.perf_counter() - t0
         out["chunks"] = shape
-        log(f"[{n}] {n} chunks made in {out['generate_s']:.1f} s (mean {shape['mean_chars']:.0f} chars, "
-            f"{shape['distinct_texts']} distinct)")
+        log(
+            f"[{n}] {n} chunks made in {out['generate_s']:.1f} s (mean {shape['mean_chars']:.0f} chars, "
+            f"{shape['distinct_texts']} distinct)"
+        )
     t0 = time.perf_counter()
     optimize_s: list[float] = []
     from lancedb.table import LanceTable
@@ -316,7 +376,8 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
         with patched(LanceTable, "optimize", timed_optimize):
             # (no vector index yet: the flat search is measured first, then optimize() below builds it)
             result = writer.TableWriter(str(db), "documents", vector_policy=NO_VECTOR_INDEX).write(
-                rows, model=MODEL, dimension=DIMENSION)
+                rows, model=MODEL, dimension=DIMENSION
+            )
         out["write_s"] = time.perf_counter() - t0
         out["optimize_s"] = sum(optimize_s)
         out["write"] = {"added": result.added}
@@ -330,13 +391,18 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
             lance_table.drop_index(storage_ann.VECTOR_INDEX_NAME)
     fts_index = next(i for i in lance_table.list_indices() if TEXT in i.columns)
     stats = lance_table.index_stats(FTS_INDEX_NAME)
-    out["write"] = {**out.get("write", {}), "rows_in_table": lance_table.count_rows(),
-                    "fts_indexed_rows": getattr(stats, "num_indexed_rows", None),
-                    "fts_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
-                    "fts_index": str(getattr(fts_index, "index_type", ""))}
+    out["write"] = {
+        **out.get("write", {}),
+        "rows_in_table": lance_table.count_rows(),
+        "fts_indexed_rows": getattr(stats, "num_indexed_rows", None),
+        "fts_unindexed_rows": getattr(stats, "num_unindexed_rows", None),
+        "fts_index": str(getattr(fts_index, "index_type", "")),
+    }
     out["disk_mb_after_write"] = disk_mb(db)
-    log(f"[{n}] written in {out['write_s']:.1f} s (optimize incl. FTS indexing {out['optimize_s']:.1f} s), "
-        f"{out['disk_mb_after_write']:.0f} MB; FTS index {out['write']}")
+    log(
+        f"[{n}] written in {out['write_s']:.1f} s (optimize incl. FTS indexing {out['optimize_s']:.1f} s), "
+        f"{out['disk_mb_after_write']:.0f} MB; FTS index {out['write']}"
+    )
     if opts.write_only:
         return out
     if not opts.no_fts_rebuild and not reused:
@@ -347,11 +413,15 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
 
     config = tmp / "config"
     config.mkdir(exist_ok=True)
-    settings = settings_module.load(environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(config),
-                                             "EMBEDDING_MODEL": MODEL})
+    settings = settings_module.load(
+        environ={"LANCEDB_PATH": str(db), "LANCELOT_CONFIG_DIR": str(config), "EMBEDDING_MODEL": MODEL}
+    )
     by_text = {text: query_vectors[qid] for qid, text in queries}
-    engine = Engine(settings, find_key=lambda: FoundKey("sk-bench", "env"),
-                    make_embedder=lambda key: (lambda texts: [by_text[t].tolist() for t in texts]))
+    engine = Engine(
+        settings,
+        find_key=lambda: FoundKey("sk-bench", "env"),
+        make_embedder=lambda key: lambda texts: [by_text[t].tolist() for t in texts],
+    )
     texts = [text for _, text in queries]
     scan_texts = texts[: opts.scan_queries]
     limit = opts.limit
@@ -395,12 +465,18 @@ def bench_size(n: int, opts: argparse.Namespace, corpus: dict[str, tuple[str, st
         if index is not None:
             from lancelot_cli.storage.reader import ANN_CANDIDATES, ANN_NPROBES
 
-            out["vector_index"] = {"type": str(index.index_type), "details": str(getattr(index, "index_details", "")),
-                                   "policy": repr(VECTOR_INDEX_POLICY), "nprobes": ANN_NPROBES,
-                                   "candidates": ANN_CANDIDATES}
+            out["vector_index"] = {
+                "type": str(index.index_type),
+                "details": str(getattr(index, "index_details", "")),
+                "policy": repr(VECTOR_INDEX_POLICY),
+                "nprobes": ANN_NPROBES,
+                "candidates": ANN_CANDIDATES,
+            }
             out["disk_mb_after_vector_index"] = disk_mb(db)
-            log(f"[{n}] TableWriter.optimize() built the vector index in {out['vector_index_s']:.1f} s "
-                f"(ran: {built}): {out['vector_index']}")
+            log(
+                f"[{n}] TableWriter.optimize() built the vector index in {out['vector_index_s']:.1f} s "
+                f"(ran: {built}): {out['vector_index']}"
+            )
             engine._db = None
             ann_ids = [ids_of(r) for r in run("vector (ANN index)", "vector", texts, "distance")]
             run("hybrid (BM25 + ANN index)", "hybrid", texts, "rrf")
@@ -420,15 +496,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated row counts (default 10000,100000)")
     parser.add_argument("--queries", type=int, default=50, help="timed queries per search (default 50)")
-    parser.add_argument("--scan-queries", type=int, default=20,
-                        help="timed queries for the substring scan (default 20)")
-    parser.add_argument("--searches", type=int, default=200, help="lancedb_search calls before reading the "
-                                                                  "server's RSS (default 200; 0 skips)")
+    parser.add_argument(
+        "--scan-queries", type=int, default=20, help="timed queries for the substring scan (default 20)"
+    )
+    parser.add_argument(
+        "--searches",
+        type=int,
+        default=200,
+        help="lancedb_search calls before reading the server's RSS (default 200; 0 skips)",
+    )
     parser.add_argument("--limit", type=int, default=20, help="hits per search (default 20, the server's default)")
     parser.add_argument("--noise", type=float, default=0.5, help="relative noise on replicated vectors (default 0.5)")
     parser.add_argument("--no-vector-index", action="store_true", help="skip the IVF_PQ index")
-    parser.add_argument("--keep", type=Path, help="keep each size's table in DIR/dbN and reuse a complete one "
-                                                   "there on the next run (a 1M write takes long)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each size's table in DIR/dbN and reuse a complete one there on the next run (a 1M write takes long)",
+    )
     parser.add_argument("--no-flat-hybrid", action="store_true", help="skip hybrid search before the vector index")
     parser.add_argument("--write-only", action="store_true", help="stop after writing the tables (with --keep)")
     parser.add_argument("--no-fts-rebuild", action="store_true", help="skip timing a from-scratch FTS rebuild")
@@ -450,8 +534,10 @@ def main() -> None:
     random.Random(11).shuffle(ordered)
     queries = ordered[: opts.queries]
     results: dict[str, Any] = {"sizes": []}
-    with tempfile.TemporaryDirectory(prefix="lancelot-scale-") as tmp_name, \
-            EmbedServerProcess(opts.embed_server) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="lancelot-scale-") as tmp_name,
+        EmbedServerProcess(opts.embed_server) as server,
+    ):
         tmp = Path(tmp_name)
         for n in sizes:
             results["sizes"].append(bench_size(n, opts, corpus, doc_vectors, queries, query_vectors, server.url, tmp))
@@ -460,10 +546,18 @@ def main() -> None:
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"), "lancelot": __version__,
-        "lancedb": md.version("lancedb"), "python": sys.version.split()[0], "platform": platform.platform(),
-        "cpus": os.cpu_count(), "loadavg_at_end": os.getloadavg(), "limit": opts.limit, "queries": opts.queries,
-        "scan_queries": opts.scan_queries, "noise": opts.noise, "seconds": time.perf_counter() - started,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "lancelot": __version__,
+        "lancedb": md.version("lancedb"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_end": os.getloadavg(),
+        "limit": opts.limit,
+        "queries": opts.queries,
+        "scan_queries": opts.scan_queries,
+        "noise": opts.noise,
+        "seconds": time.perf_counter() - started,
     }
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     opts.output.write_text(json.dumps(results, indent=2, default=str) + "\n")
@@ -474,8 +568,10 @@ def main() -> None:
 def print_report(results: dict[str, Any]) -> None:
     meta = results["meta"]
     sizes = results["sizes"]
-    print(f"\n## Scale — lancelot {meta['lancelot']}, lancedb {meta['lancedb']}, {meta['cpus']} CPUs, "
-          f"limit {meta['limit']}, {meta['queries']} queries ({meta['scan_queries']} for the scan)\n")
+    print(
+        f"\n## Scale — lancelot {meta['lancelot']}, lancedb {meta['lancedb']}, {meta['cpus']} CPUs, "
+        f"limit {meta['limit']}, {meta['queries']} queries ({meta['scan_queries']} for the scan)\n"
+    )
     head = "| | " + " | ".join(f"{s['rows']:,} chunks" for s in sizes) + " |"
     print(head)
     print("|---|" + "---:|" * len(sizes))
@@ -489,19 +585,24 @@ def print_report(results: dict[str, Any]) -> None:
                 cells.append("—")
         print(f"| {label} | " + " | ".join(str(c) for c in cells) + " |")
 
-    line("mean chunk chars / distinct",
-         lambda s: f"{s['chunks']['mean_chars']:.0f} / {s['chunks']['distinct_texts']:,}")
+    line(
+        "mean chunk chars / distinct", lambda s: f"{s['chunks']['mean_chars']:.0f} / {s['chunks']['distinct_texts']:,}"
+    )
     line("write (TableWriter.write) s", lambda s: f"{s['write_s']:.1f}")
     line("  of which optimize (FTS indexing) s", lambda s: f"{s['optimize_s']:.1f}")
     line("FTS rebuild from scratch s", lambda s: f"{s['fts_rebuild_s']:.1f}")
-    line("vector index build (TableWriter.optimize) s",
-         lambda s: f"{s['vector_index_s']:.1f}" if "vector_index" in s else "none")
+    line(
+        "vector index build (TableWriter.optimize) s",
+        lambda s: f"{s['vector_index_s']:.1f}" if "vector_index" in s else "none",
+    )
     line("disk MB (text + vectors + FTS)", lambda s: f"{s['disk_mb_after_write']:.0f}")
     line("disk MB with the vector index", lambda s: f"{s['disk_mb_after_vector_index']:.0f}")
     labels = list(dict.fromkeys(k for s in sizes for k in s.get("search", {})))
     for label in labels:
-        line(f"{label} p50 / p95 ms",
-             lambda s, k=label: f"{s['search'][k]['p50_ms']:.1f} / {s['search'][k]['p95_ms']:.1f}")
+        line(
+            f"{label} p50 / p95 ms",
+            lambda s, k=label: f"{s['search'][k]['p50_ms']:.1f} / {s['search'][k]['p95_ms']:.1f}",
+        )
     scan, bm25 = "text (substring scan, same table)", "text (BM25 index)"
     line("**scan p50 / BM25 p50**", lambda s: f"**{s['search'][scan]['p50_ms'] / s['search'][bm25]['p50_ms']:.0f}×**")
     line("ANN recall@10 vs exact (engine)", lambda s: f"{s['ann_recall_at_10']:.3f}")
@@ -511,9 +612,11 @@ def print_report(results: dict[str, Any]) -> None:
     if len(sizes) > 1 and "search" in sizes[0]:
         first, last = sizes[0]["search"], sizes[-1]["search"]
         call_only = "text (lancedb FTS call only)"
-        print(f"\nBM25 p50 {sizes[-1]['rows']:,} / {sizes[0]['rows']:,} rows: "
-              f"{last['text (BM25 index)']['p50_ms'] / first['text (BM25 index)']['p50_ms']:.2f}× "
-              f"(lancedb FTS call only: {last[call_only]['p50_ms'] / first[call_only]['p50_ms']:.2f}×)")
+        print(
+            f"\nBM25 p50 {sizes[-1]['rows']:,} / {sizes[0]['rows']:,} rows: "
+            f"{last['text (BM25 index)']['p50_ms'] / first['text (BM25 index)']['p50_ms']:.2f}× "
+            f"(lancedb FTS call only: {last[call_only]['p50_ms'] / first[call_only]['p50_ms']:.2f}×)"
+        )
 
 
 if __name__ == "__main__":

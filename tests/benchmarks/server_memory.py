@@ -81,11 +81,13 @@ def make_table(rows: int, tmp: Path) -> Path:
 
 def import_costs() -> dict[str, float]:
     """RSS (MiB) of a fresh interpreter after importing each library alone, and of a bare one."""
-    probe = ("import importlib, sys, pathlib\n"
-             "name = sys.argv[1]\n"
-             "if name: importlib.import_module(name)\n"
-             "for line in pathlib.Path('/proc/self/status').read_text().splitlines():\n"
-             "    if line.startswith('VmRSS:'): print(int(line.split()[1]) / 1024)\n")
+    probe = (
+        "import importlib, sys, pathlib\n"
+        "name = sys.argv[1]\n"
+        "if name: importlib.import_module(name)\n"
+        "for line in pathlib.Path('/proc/self/status').read_text().splitlines():\n"
+        "    if line.startswith('VmRSS:'): print(int(line.split()[1]) / 1024)\n"
+    )
     costs = {}
     for name in ("", *IMPORTS):
         done = subprocess.run([sys.executable, "-c", probe, name], capture_output=True, text=True, timeout=120)
@@ -93,15 +95,28 @@ def import_costs() -> dict[str, float]:
     return costs
 
 
-def run_server(db: Path, url: str, queries: list[str], searches: int, extra_env: dict[str, str], tmp: Path,
-               latencies: dict[str, list[float]]) -> list[tuple[str, dict[str, float]]]:
+def run_server(
+    db: Path,
+    url: str,
+    queries: list[str],
+    searches: int,
+    extra_env: dict[str, str],
+    tmp: Path,
+    latencies: dict[str, list[float]],
+) -> list[tuple[str, dict[str, float]]]:
     """RSS figures by phase; ``latencies`` gets each search's seconds by search type."""
     config = tmp / "config"
     config.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_"))}
-    env.update(LANCEDB_PATH=str(db), LANCELOT_CONFIG_DIR=str(config), OPENAI_BASE_URL=url,
-               OPENAI_API_KEY="sk-bench", EMBEDDING_MODEL=MODEL,
-               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", PYTHONPATH=str(REPO))
+    env.update(
+        LANCEDB_PATH=str(db),
+        LANCELOT_CONFIG_DIR=str(config),
+        OPENAI_BASE_URL=url,
+        OPENAI_API_KEY="sk-bench",
+        EMBEDDING_MODEL=MODEL,
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        PYTHONPATH=str(REPO),
+    )
     env.update(extra_env)
     server = StdioServer(env, config)
     phases: list[tuple[str, dict[str, float]]] = []
@@ -145,8 +160,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10000, help="chunks in the table (default 10000)")
     parser.add_argument("--searches", type=int, default=200, help="mixed searches (default 200)")
     parser.add_argument("--db", type=Path, help="reuse this database (a `documents` table as scale.py makes)")
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help="set a variable for the server (repeatable)")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="set a variable for the server (repeatable)"
+    )
     parser.add_argument("--imports", action="store_true", help="also measure each heavy import alone")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})")
     opts = parser.parse_args()
@@ -165,10 +181,14 @@ def main() -> None:
     print("| phase | VmRSS MiB | anon MiB | file MiB | VmHWM MiB | threads |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, f in phases:
-        print(f"| {name} | {f['VmRSS']:.0f} | {f['RssAnon']:.0f} | {f['RssFile']:.0f} | {f['VmHWM']:.0f} | "
-              f"{f['Threads']:.0f} |")
-    print("\nround trip p50 (stdio, after the first two): " +
-          ", ".join(f"{kind} {ms:.1f} ms" for kind, ms in sorted(results["p50_ms"].items())))
+        print(
+            f"| {name} | {f['VmRSS']:.0f} | {f['RssAnon']:.0f} | {f['RssFile']:.0f} | {f['VmHWM']:.0f} | "
+            f"{f['Threads']:.0f} |"
+        )
+    print(
+        "\nround trip p50 (stdio, after the first two): "
+        + ", ".join(f"{kind} {ms:.1f} ms" for kind, ms in sorted(results["p50_ms"].items()))
+    )
     if opts.imports:
         results["imports"] = import_costs()
         print("\n| import alone | VmRSS MiB |\n|---|---:|")

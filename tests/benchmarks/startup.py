@@ -34,7 +34,7 @@ if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable
 SAMPLE_DOCS = REPO / "examples" / "sample-docs"
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
 
-HELLO = '''\
+HELLO = """\
 from mcp.server.mcpserver import MCPServer
 
 mcp = MCPServer("hello")
@@ -46,7 +46,7 @@ def hello() -> str:
 
 
 mcp.run()
-'''
+"""
 
 # Reference for `lancelot --help`: a one-command Typer app whose help is drawn by rich, as lancelot's is.
 TYPER_HELLO = '''\
@@ -75,8 +75,9 @@ def stats(runs: list[float]) -> dict[str, Any]:
     return {"runs_s": [round(r, 6) for r in runs], "median_s": statistics.median(runs), "min_s": min(runs)}
 
 
-async def connect_once(command: str, args: list[str], env: dict[str, str],
-                       call: str | None) -> tuple[float, float | None]:
+async def connect_once(
+    command: str, args: list[str], env: dict[str, str], call: str | None
+) -> tuple[float, float | None]:
     """Seconds from before `async with Client(...)` to inside the block; then, if `call` names a tool,
     the seconds of that first tools/call (``lancedb_search`` for "refund", or the hello tool)."""
     import mcp
@@ -99,8 +100,9 @@ async def connect_once(command: str, args: list[str], env: dict[str, str],
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{argv} exited with {proc.returncode}: {proc.stderr.decode(errors='replace')[-2000:]}")
@@ -137,8 +139,11 @@ def main() -> None:
         config.mkdir()
 
         # The same variables for every child; the stdio client adds HOME, PATH, SHELL, TERM, USER, LOGNAME.
-        base = {"LANCELOT_CONFIG_DIR": str(config), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-                "PYTHONPATH": str(REPO)}
+        base = {
+            "LANCELOT_CONFIG_DIR": str(config),
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "PYTHONPATH": str(REPO),
+        }
         serve_env = {**base, "LANCEDB_PATH": str(db)}
         cli_env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_"))}
         cli_env.update(base, COLUMNS="100")
@@ -167,8 +172,9 @@ def main() -> None:
 
         help_runs = repeat(lambda: wall([*lancelot, "--help"], cli_env), opts.runs, opts.warmup)
         typer_runs = repeat(lambda: wall([sys.executable, "-c", "import typer"], cli_env), opts.runs, opts.warmup)
-        typer_help_runs = repeat(lambda: wall([sys.executable, str(typer_hello), "--help"], cli_env), opts.runs,
-                                 opts.warmup)
+        typer_help_runs = repeat(
+            lambda: wall([sys.executable, str(typer_hello), "--help"], cli_env), opts.runs, opts.warmup
+        )
         python_runs = repeat(lambda: wall([sys.executable, "-c", "pass"], cli_env), opts.runs, opts.warmup)
 
     results = {
@@ -185,15 +191,18 @@ def main() -> None:
     }
 
     def ratio(a: str, b: str) -> dict[str, float]:
-        return {"median": results[a]["median_s"] / results[b]["median_s"],
-                "min": results[a]["min_s"] / results[b]["min_s"]}
+        return {
+            "median": results[a]["median_s"] / results[b]["median_s"],
+            "min": results[a]["min_s"] / results[b]["min_s"],
+        }
 
     ratios = {
         "lancelot_serve_over_hello_server": ratio("lancelot_serve_initialize", "hello_server_initialize"),
         "lancelot_help_over_import_typer": ratio("lancelot_help", "python_import_typer"),
         "first_result_over_hello": ratio("lancelot_spawn_to_first_result", "hello_spawn_to_first_result"),
-        "first_result_no_fast_import_over_hello": ratio("lancelot_spawn_to_first_result_no_fast_import",
-                                                        "hello_spawn_to_first_result"),
+        "first_result_no_fast_import_over_hello": ratio(
+            "lancelot_spawn_to_first_result_no_fast_import", "hello_spawn_to_first_result"
+        ),
     }
     import importlib.metadata as md
 
@@ -222,20 +231,24 @@ def main() -> None:
         "lancelot_spawn_to_first_result_no_fast_import": "the same, `LANCELOT_NO_FAST_IMPORT=1`",
         "hello_spawn_to_first_result": "hello-world MCPServer: stdio spawn → first tool result",
         "lancelot_help": "`lancelot --help` (wall)",
-        "python_import_typer": "`python -c \"import typer\"` (wall)",
+        "python_import_typer": '`python -c "import typer"` (wall)',
         "typer_app_help": "one-command Typer app `--help` (wall, reference)",
         "python_pass": "`python -c pass` (wall, reference)",
     }
-    print(f"Startup benchmark — lancelot {__version__}, mcp {meta['mcp']}, Python {meta['python']}, "
-          f"{meta['cpus']} CPUs, {opts.runs} runs (+{opts.warmup} warm-up) each\n")
+    print(
+        f"Startup benchmark — lancelot {__version__}, mcp {meta['mcp']}, Python {meta['python']}, "
+        f"{meta['cpus']} CPUs, {opts.runs} runs (+{opts.warmup} warm-up) each\n"
+    )
     print("| measurement | median (ms) | min (ms) |")
     print("|---|---:|---:|")
     for key, label in labels.items():
         print(f"| {label} | {results[key]['median_s'] * 1000:.0f} | {results[key]['min_s'] * 1000:.0f} |")
-    for key, label in (("lancelot_serve_over_hello_server", "ratio lancelot serve / hello server"),
-                       ("first_result_over_hello", "ratio first search result / hello first result (target ≤ 1.8×)"),
-                       ("first_result_no_fast_import_over_hello", "the same, `LANCELOT_NO_FAST_IMPORT=1`"),
-                       ("lancelot_help_over_import_typer", "ratio `lancelot --help` / `import typer`")):
+    for key, label in (
+        ("lancelot_serve_over_hello_server", "ratio lancelot serve / hello server"),
+        ("first_result_over_hello", "ratio first search result / hello first result (target ≤ 1.8×)"),
+        ("first_result_no_fast_import_over_hello", "the same, `LANCELOT_NO_FAST_IMPORT=1`"),
+        ("lancelot_help_over_import_typer", "ratio `lancelot --help` / `import typer`"),
+    ):
         print(f"| {label} | {ratios[key]['median']:.2f}× | {ratios[key]['min']:.2f}× |")
     print(f"\nResults written to {opts.output}")
 

@@ -76,18 +76,28 @@ class EmbedServer:
                 if failure:
                     return self._reply(failure, {"error": {"message": f"injected {failure}", "type": "test"}})
                 if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
-                    return self._reply(401, {"error": {"message": "Incorrect API key provided",
-                                                       "type": "invalid_request_error"}})
+                    return self._reply(
+                        401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+                    )
                 if body.get("model") not in owner.models:
                     return self._reply(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 texts = body.get("input")
                 texts = [texts] if isinstance(texts, str) else list(texts)
                 with owner._lock:
                     owner.inputs += len(texts)
-                data = [{"object": "embedding", "index": i, "embedding": embed(t, owner.dimension)}
-                        for i, t in enumerate(texts)]
-                self._reply(200, {"object": "list", "data": data, "model": body.get("model"),
-                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}})
+                data = [
+                    {"object": "embedding", "index": i, "embedding": embed(t, owner.dimension)}
+                    for i, t in enumerate(texts)
+                ]
+                self._reply(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True

@@ -18,8 +18,14 @@ from lancelot_cli.wire import to_wire
 Vectors = Callable[[Sequence[str]], list[list[float]]]
 
 
-def engine_for(db: Path | str | None, monkeypatch: pytest.MonkeyPatch | None = None, *,
-               embed: Vectors | None = None, keyless: bool = False, **env: str) -> Engine:
+def engine_for(
+    db: Path | str | None,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+    *,
+    embed: Vectors | None = None,
+    keyless: bool = False,
+    **env: str,
+) -> Engine:
     """The engine as the server builds it (``Engine(load())``) over the database ``db``.
 
     Args:

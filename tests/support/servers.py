@@ -82,19 +82,22 @@ def wait_listening(served: Served, timeout: float = START_TIMEOUT) -> Served:
         except OSError:
             if time.monotonic() > deadline:
                 served.stop(signal.SIGKILL)
-                raise ServerDidNotStart(f"`lancelot serve` did not listen on {served.port} within {timeout} s:\n"
-                                        f"{served.stderr}") from None
+                raise ServerDidNotStart(
+                    f"`lancelot serve` did not listen on {served.port} within {timeout} s:\n{served.stderr}"
+                ) from None
             time.sleep(0.05)
 
 
-def spawn_serve(command: list[str], args: list[str], port: int, workdir: Path, env: dict[str, str], *,
-                wait: bool = True) -> Served:
+def spawn_serve(
+    command: list[str], args: list[str], port: int, workdir: Path, env: dict[str, str], *, wait: bool = True
+) -> Served:
     """Start ``command serve ARGS`` (``command`` is `lancelot_command()`) in ``workdir`` with exactly ``env``;
     with ``wait``, return once it listens on ``port``. The caller stops it (`Served.stop`)."""
     workdir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = workdir / "stdout", workdir / "stderr"
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        proc = subprocess.Popen([*command, "serve", *args], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                env=env, cwd=workdir)
+        proc = subprocess.Popen(
+            [*command, "serve", *args], stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=workdir
+        )
     served = Served(proc, port, stdout_path, stderr_path)
     return wait_listening(served) if wait else served

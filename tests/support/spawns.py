@@ -66,9 +66,14 @@ def install() -> None:
     import subprocess
 
     # (module, function, which positional argument is the argument list, if any)
-    for module, name, argv_at in ((subprocess, "_fork_exec", 0), (_posixsubprocess, "fork_exec", 0),
-                                  (os, "posix_spawn", 1), (os, "posix_spawnp", 1), (os, "fork", None),
-                                  (os, "forkpty", None)):
+    for module, name, argv_at in (
+        (subprocess, "_fork_exec", 0),
+        (_posixsubprocess, "fork_exec", 0),
+        (os, "posix_spawn", 1),
+        (os, "posix_spawnp", 1),
+        (os, "fork", None),
+        (os, "forkpty", None),
+    ):
         func = getattr(module, name, None)
         if func is not None and not getattr(func, "__lancelot_counting__", False):
             setattr(module, name, _counting(func, argv_at))

@@ -55,16 +55,19 @@ def build(folder: Path, words: Iterable[str] = (), *, hidden: int = 32, seed: in
     ]
     inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
     inits.append(numpy_helper.from_array(np.array([2], np.int64), "axis"))
-    ints = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
-            for n in ("input_ids", "attention_mask", "token_type_ids")]
+    ints = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
+        for n in ("input_ids", "attention_mask", "token_type_ids")
+    ]
     out = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", hidden])
     graph = helper.make_graph(nodes, "tiny_encoder", ints, [out], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8  # readable by every onnxruntime the extra allows
     onnx.checker.check_model(model)
     onnx.save(model, str(folder / "model.onnx"))
-    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": hidden,
-                                                    "vocab_size": len(vocab), "pad_token_id": 0}))
+    (folder / "config.json").write_text(
+        json.dumps({"model_type": "bert", "hidden_size": hidden, "vocab_size": len(vocab), "pad_token_id": 0})
+    )
     return folder
 
 
@@ -76,11 +79,22 @@ def _tokenizer(folder: Path, vocab: dict[str, int]) -> None:
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
     tok.save(str(folder / "tokenizer.json"))
-    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 128, "pad_token": "[PAD]",
-                                                              "unk_token": "[UNK]", "cls_token": "[CLS]",
-                                                              "sep_token": "[SEP]"}))
-    (folder / "special_tokens_map.json").write_text(json.dumps({"pad_token": "[PAD]", "unk_token": "[UNK]",
-                                                                "cls_token": "[CLS]", "sep_token": "[SEP]"}))
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "model_max_length": 128,
+                "pad_token": "[PAD]",
+                "unk_token": "[UNK]",
+                "cls_token": "[CLS]",
+                "sep_token": "[SEP]",
+            }
+        )
+    )
+    (folder / "special_tokens_map.json").write_text(
+        json.dumps({"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]"})
+    )

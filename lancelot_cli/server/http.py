@@ -176,56 +176,22 @@ class Guard:
         for raw_name, raw_value in scope.get("headers", []):
             headers.setdefault(raw_name.decode("latin-1").lower(), raw_value.decode("latin-1"))
             head_bytes += len(raw_name) + len(raw_value) + 4
-        # uvicorn's h11 limit holds only while a head is incomplete: one that arrives whole is checked here.
-        if head_bytes > MAX_HEAD:
-            return await _reply(send, 431, f"Request head over {MAX_HEAD} bytes", headers=CLOSE)
-        # Both framings at once is how request smuggling gets past a proxy (RFC 9112 §6.3): refuse, close.
-        if "transfer-encoding" in headers and "content-length" in headers:
-            return await _reply(send, 400, "Transfer-Encoding with Content-Length: send one of them", headers=CLOSE)
-        if self.allowed_hosts is not None and headers.get("host", "").lower() not in self.allowed_hosts:
-            return await _reply(send, 403, "Host not allowed (set LANCELOT_ALLOWED_HOSTS)")
-        origin = headers.get("origin")
-        if origin is not None and origin.lower() not in self.allowed_origins:
-            return await _reply(send, 403, "Origin not allowed (set LANCELOT_ALLOWED_ORIGINS)")
-        if not self._route(scope):
-            return await _reply(send, 404, "Not found: this is not the MCP endpoint")
-        if scope["method"] != "POST":
-            return await _reply(
-                send, 405, "Method not allowed: this stateless server takes POST only", headers=[(b"allow", b"POST")]
-            )
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY:
-            return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
-        problem = media_type_problem(headers.get("content-type"))
-        if problem:
-            return await _reply(send, 415, problem)
-        body = bytearray()
-        with anyio.move_on_after(self.body_timeout or None) as reading:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                body += message.get("body", b"")
-                if len(body) > MAX_BODY:
-                    return await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
-                if not message.get("more_body", False):
-                    break
-        if reading.cancelled_caught:  # a client stalling mid-body holds a connection: drop it
-            return await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s", headers=CLOSE)
-        problem = json_problem(bytes(body))
+        refused = self._refusal(scope, headers, head_bytes)
+        if refused is not None:
+            status, message, extra = refused
+            return await _reply(send, status, message, headers=extra)
+        body = await self._body(receive, send)
+        if body is None:  # answered already, or the client left
+            return
+        problem = json_problem(body)
         if problem:
             return await _reply(send, 400, problem, code=-32700)
         if body.lstrip()[:1] == b"[":  # the SDK answered a batch with a pydantic dump and -32602
             return await _reply(send, 400, BATCH)
-        payload = repaired(bytes(body))
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in self.supported_versions:
-            return await _reply(
-                send,
-                400,
-                f"Unsupported MCP-Protocol-Version {version!r}; supported: "
-                f"{', '.join(sorted(self.supported_versions))}",
-            )
+            supported = ", ".join(sorted(self.supported_versions))
+            return await _reply(send, 400, f"Unsupported MCP-Protocol-Version {version!r}; supported: {supported}")
         if self._inner is None:
             return await _reply(send, 503, "Server is starting", code=-32603)
         # The SDK compares the media type case-sensitively: hand it the canonical form.
@@ -233,9 +199,53 @@ class Guard:
         raw_headers.append((b"content-type", b"application/json"))
         await self._inner(
             {**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
-            _replay(payload, receive),
+            _replay(repaired(body), receive),
             send,
         )
+
+    def _refusal(
+        self, scope: Scope, headers: dict[str, str], head_bytes: int
+    ) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """(status, message, extra headers) for a request refused on its head alone, else None."""
+        # uvicorn's h11 limit holds only while a head is incomplete: one that arrives whole is checked here.
+        if head_bytes > MAX_HEAD:
+            return 431, f"Request head over {MAX_HEAD} bytes", CLOSE
+        # Both framings at once is how request smuggling gets past a proxy (RFC 9112 §6.3): refuse, close.
+        if "transfer-encoding" in headers and "content-length" in headers:
+            return 400, "Transfer-Encoding with Content-Length: send one of them", CLOSE
+        if self.allowed_hosts is not None and headers.get("host", "").lower() not in self.allowed_hosts:
+            return 403, "Host not allowed (set LANCELOT_ALLOWED_HOSTS)", []
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() not in self.allowed_origins:
+            return 403, "Origin not allowed (set LANCELOT_ALLOWED_ORIGINS)", []
+        if not self._route(scope):
+            return 404, "Not found: this is not the MCP endpoint", []
+        if scope["method"] != "POST":
+            return 405, "Method not allowed: this stateless server takes POST only", [(b"allow", b"POST")]
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return 413, f"Request body over {MAX_BODY} bytes", []
+        problem = media_type_problem(headers.get("content-type"))
+        return (415, problem, []) if problem else None
+
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body within the size and time limits; None when it answered or the client left."""
+        body = bytearray()
+        with anyio.move_on_after(self.body_timeout or None) as reading:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                body += message.get("body", b"")
+                if len(body) > MAX_BODY:
+                    await _reply(send, 413, f"Request body over {MAX_BODY} bytes")
+                    return None
+                if not message.get("more_body", False):
+                    break
+        if reading.cancelled_caught:  # a client stalling mid-body holds a connection: drop it
+            await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s", headers=CLOSE)
+            return None
+        return bytes(body)
 
 
 def _is_endpoint(scope: Scope) -> bool:

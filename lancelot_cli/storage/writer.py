@@ -134,13 +134,13 @@ class TableWriter:
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if table in self._db.table_names():
-                broken = self._damage(table)
+                opened, broken = self._open_whole(table)
                 if broken is not None:
                     if not (replace_damaged and is_local(db_uri)):  # else "no changes" while searches fail
                         raise broken
                     self.damaged = True
                     return
-                self._tbl = self._db.open_table(table)
+                self._tbl = opened
                 missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
                 if missing and set(missing) <= set(ADDED_LATER):
                     # A table from an earlier Lancelot: add the newer columns (null file state = re-read once).
@@ -159,19 +159,17 @@ class TableWriter:
                         self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
                         self.indexes_built.append(column)
 
-    def _damage(self, table: str) -> IndexingError | None:
-        """What is wrong when opening ``table`` or reading a little of each of its parts fails as damage
-        does (storage/damage.py: one column of every data file, each full-text index); None when it is whole."""
+    def _open_whole(self, table: str) -> tuple[Any, IndexingError | None]:
+        """``table`` opened, and None; or None and what is wrong when opening it or reading a little of
+        each of its parts fails as damage does (storage/damage.py: one column of every data file, each
+        full-text index)."""
         try:
-            tbl = self._db.open_table(table)
+            with damage.said(table):
+                tbl = self._db.open_table(table)
             damage.check(table, tbl, tbl.schema.names[0], sorted(fts_columns(tbl)))
         except TableDamagedError as exc:
-            return IndexingError(f"{exc} (in {self.db_uri})")
-        except Exception as exc:
-            if damage.is_damage(exc):
-                return IndexingError(f"{damage.damaged(table, exc)} (in {self.db_uri})")
-            raise
-        return None
+            return None, IndexingError(f"{exc} (in {self.db_uri})")
+        return tbl, None
 
     # -- what is there ------------------------------------------------------------------------
 

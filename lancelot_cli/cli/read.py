@@ -74,6 +74,17 @@ PathPrefix = Annotated[
         help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: docs/adr/).",
     ),
 ]
+Budget = Annotated[
+    int | None,
+    typer.Option(
+        "--budget",
+        "-b",
+        min=MIN_BUDGET,
+        metavar="CHARS",
+        help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
+        show_default=False,
+    ),
+]
 Filter = Annotated[
     list[str] | None,
     typer.Option(
@@ -231,17 +242,7 @@ def query(
     question: Annotated[
         str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION", show_default=False)
     ],
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            "-b",
-            min=MIN_BUDGET,
-            metavar="CHARS",
-            help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
-            show_default=False,
-        ),
-    ] = None,
+    budget: Budget = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
     limit: Limit = None,
     table: Table = None,
@@ -348,17 +349,7 @@ def show(
     ],
     before: Annotated[int, typer.Option("--before", min=0, max=MAX_LIMIT, help="Chunks before chunk N.")] = 2,
     after: Annotated[int, typer.Option("--after", min=0, max=MAX_LIMIT, help="Chunks after chunk N.")] = 2,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            "-b",
-            min=MIN_BUDGET,
-            metavar="CHARS",
-            help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
-            show_default=False,
-        ),
-    ] = None,
+    budget: Budget = None,
     table: Table = None,
     json_out: Json = False,
     db: Db = None,

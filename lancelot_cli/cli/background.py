@@ -77,22 +77,18 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
     return _reply(result)
 
 
+def initialize_request(request_id: int, client: str, version: str = "1") -> dict[str, Any]:
+    """The ``initialize`` request of a raw JSON-RPC client of `lancelot serve` (this module, the docs'
+    sample session, the benchmarks): the handshake revision the SDK is checked to have."""
+    info = {"name": client, "version": version}
+    params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": info}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
 def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any]) -> Any:
     lines = _lines(sock)
     sock.settimeout(HANDSHAKE_TIMEOUT)
-    _send(
-        sock,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "lancelot-cli", "version": _version()},
-            },
-        },
-    )
+    _send(sock, initialize_request(1, "lancelot-cli", _version()))
     _answer(lines, 1)
     _send(sock, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     _send(

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lancelot_cli.cli.background import initialize_request
+
 PACKAGE = Path(__file__).resolve().parents[1]
 WIDTH = 100
 HOME = "/home/you"  # what the temporary folder is shown as
@@ -218,16 +220,7 @@ class Session:
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         messages: list[dict[str, Any]] = [
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "lancelot-docs", "version": "1"},
-                },
-            },
+            initialize_request(1, "lancelot-docs"),
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         ]

@@ -134,21 +134,14 @@ def searches_served(path: str) -> int:
     """How many lancedb_search calls the background server has answered (its `lancelot://stats`)."""
     import socket
 
+    from lancelot_cli.cli.background import initialize_request
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
         sock.connect(path)
         lines = sock.makefile("rb")
         for message in (
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "1"},
-                },
-            },
+            initialize_request(1, "bench"),
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "lancelot://stats"}},
         ):

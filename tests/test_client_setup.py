@@ -24,6 +24,11 @@ from lancelot_cli._version import __version__
 from tests.conftest import REPO, subprocess_env
 from tests.support.expected import TOOLS
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
 README = (REPO / "README.md").read_text(encoding="utf-8")
 PLUGIN_ROOT = REPO / "claude-plugin"
 
@@ -34,8 +39,12 @@ def fenced(language: str) -> list[str]:
 
 
 def readme_servers() -> dict[str, dict[str, Any]]:
-    """The README's server entries: Claude Desktop/Cursor (mcpServers), VS Code (servers), Claude Code."""
+    """The README's server entries: Claude Desktop/Cursor (mcpServers), VS Code (servers), Codex
+    (mcp_servers in TOML), Claude Code (the `claude mcp add` command)."""
     found: dict[str, dict[str, Any]] = {}
+    for block in fenced("toml"):
+        if "lancelot" in (codex := tomllib.loads(block)).get("mcp_servers", {}):
+            found["mcp_servers"] = codex["mcp_servers"]["lancelot"]
     for block in fenced("json"):
         data = json.loads(block)
         for key in ("mcpServers", "servers"):
@@ -60,7 +69,7 @@ def plugin() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
 
 def test_the_readme_configures_every_client_it_names() -> None:
     servers = readme_servers()
-    assert set(servers) == {"mcpServers", "servers", "claude mcp add"}
+    assert set(servers) == {"mcpServers", "servers", "mcp_servers", "claude mcp add"}
     for server in servers.values():
         assert server["command"] == "lancelot" and server["args"] == ["serve"]
         assert server["env"]["LANCEDB_PATH"].startswith("/")

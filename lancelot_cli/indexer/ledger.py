@@ -16,7 +16,8 @@ too close to the moment the recording run began its walk (``as_of_ns``): a file 
 coarse file-system clock (FAT's 2 s, 1 s on some network shares, a few ms on ext4) and so keep
 its mtime too. Such a "racy" file is hashed and its digest compared with the recorded one; once
 a run has verified every racy file, its own start becomes the new ``as_of_ns``. (Git's racy-git
-rule, with the walk's start for the index file's mtime.) Without a ledger (the first run after an
+rule, with the walk's start for the index file's mtime; it assumes the file system's clock is
+within ``RACY_NS`` of this machine's.) Without a ledger (the first run after an
 upgrade, or a copied database) every unchanged-looking file is hashed once.
 """
 

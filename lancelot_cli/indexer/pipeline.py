@@ -15,11 +15,12 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.errors import IndexingError
+from lancelot_cli.indexer import ledger
 from lancelot_cli.indexer.chunking import CHUNK_CHARS
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, Filled, fill_vectors, text_only
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
@@ -37,7 +38,17 @@ from lancelot_cli.indexer.signals import (
 )
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES, NothingToIndex, SourceError, nothing_readable
 from lancelot_cli.storage import disk
-from lancelot_cli.storage.schema import HASH, VECTOR, is_local, local_path
+from lancelot_cli.storage.schema import (
+    CHUNK,
+    FILE_HASH,
+    FILE_MTIME,
+    FILE_SIZE,
+    HASH,
+    PATH,
+    VECTOR,
+    is_local,
+    local_path,
+)
 
 if TYPE_CHECKING:
     from lancelot_cli.storage.writer import TableWriter
@@ -188,7 +199,6 @@ def checked(job: IndexJob) -> IndexJob:
 def _run(job: IndexJob, owns: bool) -> IndexReport:
     """The steps in their order, holding the writer lock (a second run on the table refuses)."""
     from lancelot_cli.storage.lock import writer_lock
-    from lancelot_cli.storage.writer import TableWriter
 
     started = time.perf_counter()
     report = IndexReport(source=str(job.source), database=job.database, table=job.table)
@@ -200,25 +210,121 @@ def _run(job: IndexJob, owns: bool) -> IndexReport:
     embedding = job.embedder(None) if fresh else None
     try:
         with writer_lock(job.database, job.table):
-            writer = TableWriter(job.database, job.table, job.storage_options, replace_damaged=job.options.rebuild)
-            report.indexes_built = list(writer.indexes_built)
-            if embedding is None:
-                embedding = job.embedder(writer.stored_model)
-            report.vectors_hint = embedding.hint
-            plan = plan_run(job, writer, report)
-            rows, read = read_changed(job, plan, report)
-            if not rows and not writer.exists:
-                raise NothingToIndex(nothing_readable(job.source, report.skipped))
-            report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
-            cap_front_matter(writer, rows, job.options.rebuild, report)
-            column = attach_vectors(writer, rows, embedding, report)
-            commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
-            report.text_seconds = time.perf_counter() - started
-            if embedding.embed is not None and embedding.model:
-                embed_missing(job, writer, embedding.embed, embedding.model, report, owns)
+            known = None if fresh or job.options.rebuild or not is_local(job.database) else ledger.load(*_where(job))
+            plan = None
+            if known is not None and known.current:  # the table is as the last run left it
+                embedding = job.embedder(known.stored_model)
+                plan = plan_run(job, None, report, known)
+                if _nothing_to_do(plan, known, embedding):
+                    _answer_from_ledger(job, plan, known, embedding, report)
+                    report.text_seconds = time.perf_counter() - started
+                    return report
+            _write_run(job, owns, Ready(started, report, embedding, known, plan))
     finally:  # an Interrupted carries the report, with the time it took too
         report.seconds = time.perf_counter() - started
     return report
+
+
+def _where(job: IndexJob) -> tuple[str, str]:
+    return job.database, job.table
+
+
+@dataclass
+class Ready:
+    """What `_run` knows before it opens the table: when it began, the report so far, the embedding
+    (if chosen), the ledger (if any) and the plan (when the ledger let it be made without the table)."""
+
+    started: float
+    report: IndexReport
+    embedding: Embedding | None
+    known: ledger.Ledger | None
+    plan: Plan | None
+
+
+def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
+    """The steps that need the table: open it, read what changed, commit, embed, keep the ledger."""
+    from lancelot_cli.storage.writer import TableWriter
+
+    report, known = ready.report, ready.known
+    trusted = known is not None and known.current
+    writer = TableWriter(
+        job.database, job.table, job.storage_options, replace_damaged=job.options.rebuild, checked=trusted
+    )
+    report.indexes_built = list(writer.indexes_built)
+    embedding = ready.embedding or job.embedder(writer.stored_model)
+    report.vectors_hint = embedding.hint
+    plan = ready.plan or plan_run(job, writer, report, known)
+    rows, read = read_changed(job, plan, report)
+    skipped = list(report.skipped)  # the files skipped when read, this run or as before
+    if not rows and not writer.exists:
+        raise NothingToIndex(nothing_readable(job.source, report.skipped))
+    report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
+    cap_front_matter(writer, rows, job.options.rebuild, report)
+    column = attach_vectors(writer, rows, embedding, report)
+    commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
+    report.text_seconds = time.perf_counter() - ready.started
+    complete = None
+    if embedding.embed is not None and embedding.model:
+        embed_missing(job, writer, embedding.embed, embedding.model, report, owns)
+        complete = embedding.model
+    elif known is not None and not report.without_vectors and writer.stored_model == known.complete_model:
+        complete = known.complete_model  # no row came without a vector
+    if is_local(job.database):
+        ledger.save(*_where(job), _ledger_after(job, writer, plan, rows, skipped, complete))
+
+
+def _nothing_to_do(plan: Plan, known: ledger.Ledger, embedding: Embedding) -> bool:
+    """Whether the slow path would change nothing: no file to read or delete, the options as saved,
+    every row with a vector of the model chosen (the ledger is current: no commit since the last
+    run, which left nothing for optimize() or the full-text indexes to do)."""
+    return (
+        not plan.todo
+        and not plan.deleted
+        and plan.chosen == (plan.saved or DEFAULT_OPTIONS)
+        and (not embedding.embeds or embedding.model == known.complete_model)
+    )
+
+
+def _answer_from_ledger(
+    job: IndexJob, plan: Plan, known: ledger.Ledger, embedding: Embedding, report: IndexReport
+) -> None:
+    """The report of a run with nothing to do, from the ledger; it is saved again only when racy
+    files were verified (their check moves on to this run's start)."""
+    report.from_ledger = True
+    report.vectors_hint = embedding.hint
+    report.files = len(plan.found.paths) - len(plan.unread)
+    report.skipped = [*plan.found.skipped, *plan.unread]
+    report.version, report.chunks = known.version, known.chunks
+    if embedding.embeds:
+        report.model = embedding.model
+    if plan.hashed:
+        known.as_of_ns = plan.as_of_ns
+        ledger.save(*_where(job), known)
+
+
+def _ledger_after(
+    job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, skipped: list[tuple[str, str]], complete: str | None
+) -> ledger.Ledger:
+    """The ledger of the table as this run leaves it: the recorded state of every file with rows
+    (the ones read now, the others as before) and of the files ``skipped`` when read, with why."""
+    files = {rel: list(entry) for rel, entry in plan.state.items() if rel not in plan.deleted}
+    for row in rows:
+        if row[CHUNK] == 0:
+            files[row[PATH]] = [row[FILE_SIZE], row[FILE_MTIME], row[FILE_HASH]]
+    stats = plan.found.stats
+    unread = {rel: [*stats[rel], why] for rel, why in skipped if stats.get(rel, (None, None))[0] is not None}
+    return ledger.Ledger(
+        fingerprint="",
+        version=writer.version,
+        chunks=writer.count(),
+        options=writer.index_options(),
+        stored_model=writer.stored_model,
+        complete_model=complete if writer.exists else None,
+        max_file_size=job.options.max_file_size,
+        as_of_ns=plan.as_of_ns,
+        files=files,
+        unread=unread,
+    )
 
 
 @dataclass(frozen=True)
@@ -230,25 +336,65 @@ class Plan:
     deleted: set[str]  # documents the table has and the folder no longer does
     saved: dict[str, Any]  # the options saved with the table ({} if none)
     chosen: dict[str, Any]  # this run's options, in the form they are saved in
+    state: ledger.State = field(default_factory=dict)  # what the table recorded of each file
+    unread: list[tuple[str, str]] = field(default_factory=list)  # skipped as last time, unchanged: (path, why)
+    hashed: int = 0  # files whose size and mtime matched but were hashed to be sure (indexer/ledger.py)
+    as_of_ns: int = 0  # when the walk began
 
 
-def plan_run(job: IndexJob, writer: TableWriter, report: IndexReport) -> Plan:
-    """Walk the folder and compare each document's size and mtime with what the table recorded."""
-    full = job.options.rebuild
-    state = {} if full else writer.file_state()
-    saved = writer.index_options()
-    chosen = _chosen_options(job.options, saved)
+def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, known: ledger.Ledger | None) -> Plan:
+    """Walk the folder and compare each document's size and mtime with what the table recorded
+    (the ledger's copy when it is current; ``writer`` may be None then); racy files are hashed."""
+    recorded = _recorded(job, writer, known)
+    chosen = _chosen_options(job.options, recorded.saved)
+    as_of_ns = time.time_ns()
     found = scan(
         job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]), chosen["siteDetection"]
     )
     report.site = found.site_note()
-    if not found.paths and not writer.exists:  # a first run that would make an empty table: say why
+    if not found.paths and not recorded.exists:  # a first run that would make an empty table: say why
         raise NothingToIndex(nothing_to_index(job.source, found))
-    stats = found.stats  # (size, mtime_ns) of each path, taken during the walk
-    todo = [
-        rel for rel in found.paths if full or stats[rel][0] is None or state.get(rel, (None, None))[:2] != stats[rel]
-    ]
-    return Plan(found, todo, {rel for rel in state if rel not in stats}, saved, chosen)
+    full, state = job.options.rebuild, recorded.state
+    todo, again, hashed = [], [], 0
+    for rel in found.paths:
+        stat = found.stats[rel]
+        before = recorded.unread.get(rel)
+        if before and tuple(before[:2]) == stat and not ledger.racy(stat[1], recorded.at or 0):
+            again.append((rel, str(before[2])))
+        elif full or stat[0] is None or state.get(rel, (None, None))[:2] != stat:
+            todo.append(rel)
+        elif recorded.at is not None and ledger.racy(stat[1], recorded.at):
+            hashed += 1
+            if ledger.digest(job.source / rel) != state[rel][2]:
+                todo.append(rel)
+    report.hashed = hashed
+    deleted = {rel for rel in state if rel not in found.stats}
+    return Plan(found, todo, deleted, recorded.saved, chosen, state, again, hashed, as_of_ns)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the table (or its current ledger) recorded before this run."""
+
+    exists: bool
+    state: ledger.State
+    saved: dict[str, Any]  # the index options saved with the table
+    at: int | None  # a time before every state was taken (None: unknown, size and mtime decide)
+    unread: dict[str, list[Any]]  # files skipped when last read, with their state then and why
+
+
+def _recorded(job: IndexJob, writer: TableWriter | None, known: ledger.Ledger | None) -> Recorded:
+    """From a current ledger without the table; else from the table. The states' age: the ledger's
+    (even an outdated one: every state recorded since is younger); without one, every state of a
+    local table is hashed once (0); object stores keep no ledger, and there size and mtime decide."""
+    at = known.as_of_ns if known is not None else (0 if is_local(job.database) else None)
+    if known is not None and known.current:
+        unread = known.unread if known.max_file_size == job.options.max_file_size else {}
+        state = {} if job.options.rebuild else known.state()
+        return Recorded(True, state, known.options, at, unread)
+    assert writer is not None
+    state = {} if job.options.rebuild else writer.file_state()
+    return Recorded(writer.exists, state, writer.index_options(), at, {})
 
 
 def _chosen_options(options: Options, saved: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +430,7 @@ def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, 
             if job.progress:
                 job.progress(rel, done, len(plan.todo))
     report.read = len(plan.todo) - len(report.skipped)
+    report.skipped = sorted([*report.skipped, *plan.unread])  # (unread: skipped as last time, not read again)
     report.files = len(plan.found.paths) - len(report.skipped)
     return rows, read
 
@@ -316,7 +463,8 @@ def attach_vectors(
     kept = model or stored_model  # the model whose vectors the rows keep
     if not kept:
         return None
-    reuse = writer.reusable_vectors(kept)  # (none if the column holds another model's vectors)
+    # (none if the column holds another model's vectors; not read at all when no row needs one)
+    reuse = writer.reusable_vectors(kept) if rows else {}
     for row in rows:
         row[VECTOR] = reuse.get(row[HASH])
     if not model:

@@ -33,6 +33,10 @@ class IndexReport:
     text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
+    # Not in as_dict either: files hashed to be sure although size and mtime matched (indexer/ledger.py),
+    # and whether the run was answered from the ledger without opening the table.
+    hashed: int = 0
+    from_ledger: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -26,6 +26,20 @@ Run from the repository root:
    tests/benchmarks/results/freshness.json (git-ignored).
 
 The machine's cores are shared by this script, the watcher and the server.
+
+Real-folder mode (issue 25), instead of the steps above:
+    python tests/benchmarks/freshness.py --folder PATH [--folder PATH ...] [--copies 3] [--runs 5]
+        [--full-runs N] [--base REV] [--no-embed-arg]
+
+copies each folder --copies times (shutil.copytree: file times kept) into one source folder and
+runs whole `lancelot index SRC DB --json` processes, paired run by run: with --base REV, the
+package as committed at REV (a `git archive`, as known_items.py --code-at) against the working
+tree, A B then B A in alternate rounds. Per round: a full index into a fresh database (the first
+--full-runs rounds; default all), a no-change re-run, and a run after one file changed (a line
+appended, the same file for both). For each: wall clock, CPU (user + system) and peak RSS of the
+process (wait4), and the seconds `index` prints (`seconds` of --json). Ratios are per round (the
+no-change run over that round's full run of the same code; B over A), then min and median.
+`cat /proc/loadavg` is read before and after. Writes results/freshness-folder.json.
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -501,6 +516,166 @@ def report(meta: dict[str, Any], inc: dict[str, Any], live: dict[str, Any] | Non
     return "\n".join(lines)
 
 
+# -- real-folder mode (issue 25) -------------------------------------------------------------------
+
+
+def loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def run_index(code: Path, src: Path, db: Path, config: Path) -> dict[str, float]:
+    """One whole `lancelot index SRC DB --json` process of the package under ``code``: wall, CPU,
+    peak RSS (wait4) and the seconds it prints."""
+    env = child_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="400")
+    env["PYTHONPATH"] = str(code) + os.pathsep + str(REPO)
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), "--json"],
+            cwd=str(code),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+        )
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # (not proc.wait(): wait4 gives the child's rusage)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.stdout.close()
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"lancelot index failed under {code}:\n{err.read().decode()[-2000:]}")
+    summary = json.loads(out.decode().strip().splitlines()[-1])
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "printed_s": float(summary["seconds"]),
+        "read": summary["read"],
+        "files": summary["files"],
+        "chunks": summary["chunks"],
+    }
+
+
+def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """The paired rounds of the real-folder mode; returns every run and the code each label ran."""
+    from tests.benchmarks.known_items import code_root
+
+    codes = {"B": code_root(None)}
+    if opts.base:
+        codes["A"] = code_root(opts.base)
+    src = root / "src"
+    for folder in opts.folder:
+        for n in range(1, opts.copies + 1):
+            shutil.copytree(folder, src / f"{Path(folder).name}-{n}", symlinks=True)
+    docs = sorted(p for p in src.rglob("*") if p.suffix.lower() in {".md", ".html", ".htm", ".txt"})
+    config = root / "config"
+    config.mkdir()
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
+    full_runs = opts.full_runs if opts.full_runs is not None else opts.runs
+    dbs = {label: root / f"db-{label}" for label in codes}
+    for n in range(opts.runs):
+        order = sorted(codes) if n % 2 == 0 else sorted(codes, reverse=True)
+        record: dict[str, dict[str, Any]] = {label: {"load": loadavg()} for label in codes}
+        if n < full_runs or not dbs[order[0]].exists():
+            for label in order:
+                shutil.rmtree(dbs[label], ignore_errors=True)
+                record[label]["full"] = run_index(codes[label][0], src, dbs[label], config)
+        for label in order:
+            record[label]["noChange"] = run_index(codes[label][0], src, dbs[label], config)
+        changed = docs[(n * 97) % len(docs)]
+        with changed.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n\nA line added in round {n}, {word(n, 'round')}.\n")
+        for label in order:
+            record[label]["oneFile"] = run_index(codes[label][0], src, dbs[label], config)
+        for label in codes:
+            runs[label].append(record[label])
+        note(f"round {n + 1}/{opts.runs}: " + "; ".join(_round_line(record[label], label) for label in order))
+    return {"codes": {label: described for label, (_, described) in codes.items()}, "runs": runs}
+
+
+def _round_line(record: dict[str, Any], label: str) -> str:
+    parts = [
+        f"{kind} {record[kind]['wall_s']:.2f}/{record[kind]['printed_s']:.3f} s"
+        for kind in FOLDER_KINDS
+        if kind in record
+    ]
+    return f"{label}: " + ", ".join(parts)
+
+
+FOLDER_KINDS = ("full", "noChange", "oneFile")
+
+
+def min_median(values: list[float]) -> str:
+    return f"{min(values):.3g} / {statistics.median(values):.3g}" if values else "—"
+
+
+def folder_report(result: dict[str, Any]) -> str:
+    """Markdown: per code, min / median of each measure and of the shares of the full run (paired
+    within a round); then B over A, paired run by run."""
+    runs = result["runs"]
+    first = next(iter(runs.values()))[0]
+    lines = [
+        f"Folder: {first['full']['files']:,} documents, {first['full']['chunks']:,} chunks; "
+        f"{len(next(iter(runs.values())))} rounds; load at the rounds: "
+        + ", ".join(r["load"].split()[0] for r in next(iter(runs.values()))),
+        "",
+        "| code | run | wall s | CPU s | peak RSS MiB | printed s | share of full: whole process | printed |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for label, records in runs.items():
+        for kind in FOLDER_KINDS:
+            rows = [r for r in records if kind in r]
+            paired = [r for r in rows if "full" in r]
+            share_wall = [r[kind]["wall_s"] / r["full"]["wall_s"] for r in paired]
+            share_printed = [r[kind]["printed_s"] / r["full"]["printed_s"] for r in paired]
+            lines.append(
+                f"| {label}: {result['codes'][label]} | {kind} | "
+                + " | ".join(
+                    min_median([r[kind][key] for r in rows]) for key in ("wall_s", "cpu_s", "rss_mib", "printed_s")
+                )
+                + f" | {min_median([100 * x for x in share_wall])} %"
+                + f" | {min_median([100 * x for x in share_printed])} % |"
+            )
+    if set(runs) == {"A", "B"}:
+        lines += [
+            "",
+            "| B / A, paired run by run | wall | CPU | peak RSS | printed |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for kind in FOLDER_KINDS:
+            pairs = [(a[kind], b[kind]) for a, b in zip(runs["A"], runs["B"], strict=True) if kind in a and kind in b]
+            cells = [
+                min_median([b[key] / a[key] for a, b in pairs if a[key]])
+                for key in ("wall_s", "cpu_s", "rss_mib", "printed_s")
+            ]
+            lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("(min / median; a share is a run over the same round's full run of the same code)")
+    return "\n".join(lines)
+
+
+def folder_main(opts: argparse.Namespace) -> None:
+    meta = {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "loadBefore": loadavg(),
+    }
+    with tempfile.TemporaryDirectory(prefix="lancelot-freshness-folder-") as tmp:
+        result = folder_rounds(opts, Path(tmp))
+    meta["loadAfter"] = loadavg()
+    text = folder_report(result)
+    print(text)
+    print(f"\nload before: {meta['loadBefore']}; after: {meta['loadAfter']}")
+    output = opts.output.with_name("freshness-folder.json") if opts.output == RESULTS else opts.output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({"meta": meta, **result, "markdown": text}, indent=2, default=str) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=5000)
@@ -515,7 +690,15 @@ def main() -> None:
         action="store_true",
         help="the in-process re-runs only (step 2; about a minute), no watcher or server",
     )
+    parser.add_argument("--folder", action="append", type=Path, help="real-folder mode: a folder to copy and index")
+    parser.add_argument("--copies", type=int, default=1, help="real-folder mode: copies of each --folder")
+    parser.add_argument("--runs", type=int, default=5, help="real-folder mode: rounds")
+    parser.add_argument("--full-runs", type=int, default=None, help="real-folder mode: rounds with a full index")
+    parser.add_argument("--base", metavar="REV", help="real-folder mode: also run the package as committed at REV")
     opts = parser.parse_args()
+    if opts.folder:
+        folder_main(opts)
+        return
 
     import anyio
     import lancedb

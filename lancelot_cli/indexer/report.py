@@ -33,6 +33,8 @@ class IndexReport:
     text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
+    need_extra: list[str] = field(default_factory=list)  # files not read: their reader's extra is missing
+    extra_hint: str | None = None  # what to install for them (one line)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,4 +60,5 @@ class IndexReport:
             "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
             "vectorsHint": self.vectors_hint,
             "fullTextIndexesBuilt": list(self.indexes_built),
+            "needExtra": {"paths": list(self.need_extra), "hint": self.extra_hint} if self.need_extra else None,
         }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 # "exam-\nple" -> "example": a hyphen between a letter and a lowercase letter on the next line. A
 # compound that happens to break at its hyphen ("well-\nknown") loses it; every extractor that joins
 # hyphenation makes that trade, and a search for "wellknown"/"well known" still finds the words.
-_HYPHEN_BREAK = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010]\n(?=[^\W\d_]*[a-zß-ÿ])")
+_HYPHEN_BREAK = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010]\n(?=[^\W\d_])")
 # A page number at either end of a line ("gnuplot 5.4 41", "12 | Introduction") is folded; numbers
 # inside are kept, so "Chapter 2: Setup" under every chapter's first line is not taken as running.
 _END_NUMBERS = re.compile(r"^\d+\b|\b\d+$")
@@ -35,10 +35,16 @@ def clean_lines(raw: str) -> list[str]:
     """A page's text as lines: pdfium's \\r\\n as \\n, hyphenation at line ends joined, spaces tidied."""
     # PDFium marks a hyphen it finds at a line end, the break taken out, as U+FFFE (\x02 before).
     text = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\ufffe", "").replace("\x02", "")
-    text = _HYPHEN_BREAK.sub("", text)
+    text = _HYPHEN_BREAK.sub(_joined, text)
     lines = [" ".join(line.split()) for line in text.split("\n")]
     # A line of the page that starts with "#" (a comment in an example) is not a heading: escaped.
     return [f"\\{line}" if line.startswith("#") else line for line in lines]
+
+
+def _joined(match: re.Match[str]) -> str:
+    """A hyphen and line break taken out when the next line goes on in lowercase ("East-/West" stays)."""
+    following = match.string[match.end()]
+    return "" if following.islower() else match.group(0)
 
 
 def _edge_keys(lines: list[str]) -> set[str]:

@@ -11,10 +11,10 @@ from lancelot_cli.indexer.formats import PACKAGED
 from lancelot_cli.indexer.scanning import HTML
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, read_document
 
-# Below this many HTML files a process pool costs more than it saves. A PDF, Word, PowerPoint or
-# EPUB file counts as this many pages: a 30-page PDF takes about as long as 16 HTML pages.
+# Below this many HTML pages (or PDF, Word, PowerPoint and EPUB files) a process pool costs more
+# than it saves, unless the documents among them are large: POOL_BYTES of them in all.
 POOL_THRESHOLD = 16
-PACKAGED_WEIGHT = 8
+POOL_BYTES = 2 * 1024 * 1024
 
 
 class MissingModule(SourceError):
@@ -58,14 +58,25 @@ def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
     return SourceError(f"the process reading it died ({how}); the file may crash its parser")
 
 
+def _packaged_bytes(root: Path, paths: list[str]) -> int:
+    """The size of the PDF, Word, PowerPoint and EPUB files among ``paths`` (0 for one gone meanwhile)."""
+    total = 0
+    for rel in paths:
+        if Path(rel).suffix.lower() in PACKAGED:
+            try:
+                total += (root / rel).stat().st_size
+            except OSError:
+                pass
+    return total
+
+
 def read_all(
     root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
 ) -> Generator[tuple[str, Document | SourceError], None, None]:
-    suffixes = [Path(p).suffix.lower() for p in paths]
-    heavy = sum(1 for s in suffixes if s in HTML) + PACKAGED_WEIGHT * sum(1 for s in suffixes if s in PACKAGED)
+    heavy = [p for p in paths if Path(p).suffix.lower() in HTML or Path(p).suffix.lower() in PACKAGED]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     jobs = [(str(root), p, max_bytes) for p in paths]
-    if workers > 1 and heavy >= POOL_THRESHOLD:
+    if workers > 1 and (len(heavy) >= POOL_THRESHOLD or _packaged_bytes(root, heavy) >= POOL_BYTES):
         from lancelot_cli.indexer.pool import imap
 
         results = imap(_read, jobs, workers, _crashed)

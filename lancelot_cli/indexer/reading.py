@@ -3,6 +3,7 @@ PDF, Word, PowerPoint and EPUB files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Generator
 from pathlib import Path
@@ -63,10 +64,8 @@ def _packaged_bytes(root: Path, paths: list[str]) -> int:
     total = 0
     for rel in paths:
         if Path(rel).suffix.lower() in PACKAGED:
-            try:
+            with contextlib.suppress(OSError):
                 total += (root / rel).stat().st_size
-            except OSError:
-                pass
     return total
 
 

@@ -13,9 +13,11 @@ from lancelot_cli.indexer.scanning import HTML
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, read_document
 
 # Below this many HTML pages (or PDF, Word, PowerPoint and EPUB files) a process pool costs more
-# than it saves, unless the documents among them are large: POOL_BYTES of them in all.
+# than it saves, unless the documents among them are large: POOL_BYTES of them in all. PDFium reads
+# about 3 MB of PDF a second here (tests/benchmarks/pdf_docs.py), and starting the workers takes
+# about a second: 5 MB of PDFs read no faster with two workers than with one.
 POOL_THRESHOLD = 16
-POOL_BYTES = 2 * 1024 * 1024
+POOL_BYTES = 16 * 1024 * 1024
 
 
 class MissingModule(SourceError):

@@ -313,3 +313,42 @@ def test_a_run_in_heading_keeps_the_rest_of_its_line() -> None:
         "#### Missing",
         "B = value(A)",
     ]
+
+
+def test_watch_picks_up_a_new_pdf(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import lancedb
+
+    from lancelot_cli.indexer import watch
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.md").write_text("# A\n\nsome text\n")
+    db = str(tmp_path / "db")
+    stop = threading.Event()
+    errors: list[str] = []
+    batches: list[Any] = []
+    thread = threading.Thread(
+        target=watch.watch_folder,
+        args=(src, db),
+        daemon=True,
+        kwargs={"on_batch": batches.append, "on_error": errors.append, "stop": stop},
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not batches:
+            time.sleep(0.05)
+        put(src, "manual.pdf", manual_pdf())
+        pages: list[int] = []
+        while time.monotonic() < deadline and not pages:
+            time.sleep(0.1)
+            rows = lancedb.connect(db).open_table("documents").to_arrow().to_pylist()
+            pages = sorted(row["page"] for row in rows if row["path"] == "manual.pdf")
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+    assert not thread.is_alive() and errors == []
+    assert pages == [1, 2, 3, 4]

@@ -90,7 +90,15 @@ def test_scanned_pages_are_named_in_a_note_and_a_scanned_only_pdf_is_skipped(tmp
 
 
 def test_an_encrypted_or_broken_pdf_is_skipped_with_its_reason_and_the_rest_indexed(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
     src = put(tmp_path / "src", "locked.pdf", manual_pdf(password="s3cret"))
+    restricted = FPDF()  # an owner password only (printing, copying restricted): opens without one
+    restricted.add_page()
+    restricted.set_font("helvetica", size=11)
+    restricted.cell(0, 10, "permissions restricted but readable")
+    restricted.set_encryption(owner_password="owner")
+    put(src, "restricted.pdf", bytes(restricted.output()))
     put(src, "broken.pdf", manual_pdf()[:300])
     put(src, "fake.docx", b"not a zip at all")
     (src / "notes.md").write_text("# Notes\n\nThe sprocket needs lubrication weekly.\n")
@@ -101,7 +109,7 @@ def test_an_encrypted_or_broken_pdf_is_skipped_with_its_reason_and_the_rest_inde
     assert reasons["broken.pdf"].startswith("cannot parse PDF:")
     assert reasons["fake.docx"].startswith("not a Word document (.docx)")
     assert all("\n" not in reason for reason in reasons.values())
-    assert json.loads(done.stdout)["files"] == 1
+    assert "restricted.pdf" not in reasons and json.loads(done.stdout)["files"] == 2
 
 
 def test_hits_documents_and_show_say_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,3 +360,32 @@ def test_watch_picks_up_a_new_pdf(tmp_path: Path) -> None:
         thread.join(timeout=15)
     assert not thread.is_alive() and errors == []
     assert pages == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "skipped"),
+    [("http://www.w3.org/2001/04/xmlenc#aes128-cbc", True), ("http://www.idpf.org/2008/embedding", False)],
+    ids=["drm", "font-obfuscation"],
+)
+def test_a_book_with_encrypted_chapters_is_skipped_and_obfuscated_fonts_are_not_drm(
+    tmp_path: Path, algorithm: str, skipped: bool
+) -> None:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(book_epub())) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            target.writestr(info.filename, source.read(info))
+        target.writestr(
+            "META-INF/encryption.xml",
+            '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+            'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
+            f'<enc:EncryptionMethod Algorithm="{algorithm}"/></enc:EncryptedData></encryption>',
+        )
+    put(tmp_path, "book.epub", out.getvalue())
+    if skipped:
+        with pytest.raises(SourceError, match=r"encrypted \(DRM\)"):
+            read_document(tmp_path, "book.epub")
+    else:
+        assert len(rows_of(tmp_path, "book.epub")) == 3

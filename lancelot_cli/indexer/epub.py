@@ -23,6 +23,8 @@ NS = {
     "epub": "http://www.idpf.org/2007/ops",
 }
 _HEADING = re.compile(r"^#{1,6} +(.+)$")
+# Embedded fonts scrambled so they cannot be lifted out (IDPF's and Adobe's schemes): not DRM.
+FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
 
 
 def read_epub(raw: bytes) -> tuple[str | None, list[str]]:
@@ -105,4 +107,4 @@ def _drm(book: Any) -> bool:
     """Whether encryption.xml encrypts more than fonts (font obfuscation is not DRM)."""
     tree = read_xml(book, "META-INF/encryption.xml")
     methods = tree.xpath("//*[local-name()='EncryptionMethod']/@Algorithm")
-    return any("obfuscation" not in method and "font" not in method for method in methods)
+    return any(method not in FONT_OBFUSCATION for method in methods)

@@ -8,8 +8,12 @@ Run from the repository root (the docs extra and the test extra installed):
 1. Speed and memory, each case in its own child process (peak RSS is per case, the reader pool's
    workers counted apart), paired runs A B A B (--repeat), min and median:
    - ``read``: ``read_document`` of the PDF alone (pages per second);
-   - ``index w=1`` / ``index w=2``: ``index_folder`` of a folder holding 4 copies of the PDF, text
-     only, one reader or two (the pool spreads files over processes, not the pages of one file);
+   Peak RSS is the process's VmHWM; the workers' figure is ru_maxrss of the children, which Linux
+   carries across exec, so it is an upper bound (it starts at the size of the process that spawned
+   them);
+   - ``index w=1`` / ``index w=2``: ``index_folder`` of a folder holding 16 copies of the PDF, text
+     only, one reader or two (the pool spreads files over processes, not the pages of one file),
+     and the same text as 16 Markdown files (what writing the table costs, whatever the format);
    - ``docx``/``pptx``/``epub``: the same text (every page of the PDF) made into a Word document
      (python-docx: a heading and paragraphs per page), a deck (a slide per page) and a book (a
      chapter per page), each read with ``read_document``.
@@ -41,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "pdf_docs.json"
 PDF = Path("/usr/share/doc/gnuplot/gnuplot.pdf")
 QUESTIONS = HERE / "known_items" / "gnuplot-pdf.jsonl"
-COPIES = 4
+COPIES = 16  # files: as many as reading.POOL_THRESHOLD, so two readers make a pool
 BIG = 64 * 1024 * 1024  # --max-file-size for the cases: real PDFs pass the 5 MB default
 
 CHILD = """
@@ -59,8 +63,9 @@ else:
     report = index_folder(folder, {db!r}, workers={workers}, max_file_size={big})
     units, chunks = report.files, report.chunks
 seconds = time.perf_counter() - started
-print(json.dumps({{"seconds": seconds, "chunks": chunks,
-    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would start at the parent's size
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(json.dumps({{"seconds": seconds, "chunks": chunks, "peak_mb": peak / 1024,
     "workers_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}}))
 """
 
@@ -136,13 +141,17 @@ def speed(pdf: Path, repeat: int, work: Path) -> list[dict[str, Any]]:
     shutil.copy(pdf, one / pdf.name)
     many = work / "many"
     many.mkdir()
+    as_markdown = work / "many-md"  # the same text as Markdown: what the table and its index cost
+    as_markdown.mkdir()
     for n in range(COPIES):
         shutil.copy(pdf, many / f"copy{n}.pdf")
+        (as_markdown / f"copy{n}.md").write_text("\n\n".join(pages))
     same_text_as(pages, one)
     cases = [
         ("pdf read", one, pdf.name, "read", 1, len(pages)),
         ("pdf index w=1", many, "", "index", 1, COPIES * len(pages)),
         ("pdf index w=2", many, "", "index", 2, COPIES * len(pages)),
+        ("same text as .md, index w=1", as_markdown, "", "index", 1, COPIES * len(pages)),
         ("docx read", one, "same.docx", "read", 1, len(pages)),
         ("pptx read", one, "same.pptx", "read", 1, len(pages)),
         ("epub read", one, "same.epub", "read", 1, len(pages)),

@@ -14,8 +14,8 @@ from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, 
 
 # Below this many HTML pages (or PDF, Word, PowerPoint and EPUB files) a process pool costs more
 # than it saves, unless the documents among them are large: POOL_BYTES of them in all. PDFium reads
-# about 3 MB of PDF a second here (tests/benchmarks/pdf_docs.py), and starting the workers takes
-# about a second: 5 MB of PDFs read no faster with two workers than with one.
+# about 2 MB of PDF a second on one core (tests/benchmarks/pdf_docs.py) and starting the workers
+# takes about a second; the 16 MB were not tuned on an idle machine (none was to be had).
 POOL_THRESHOLD = 16
 POOL_BYTES = 16 * 1024 * 1024
 

@@ -95,3 +95,22 @@ def _source_tree() -> Path | None:
     """The folder above this package when it is a project checkout (it has ``pyproject.toml``)."""
     root = Path(__file__).resolve().parent.parent
     return root if (root / "pyproject.toml").is_file() else None
+
+
+def uvx_source(distribution: metadata.Distribution | None = None) -> str | None:
+    """What ``uvx --from`` needs to run this copy again: None for an index install (``uvx lancelot-cli``
+    finds it by name), else the folder, archive or VCS URL it was installed from (PEP 610)."""
+    try:
+        distribution = distribution or metadata.distribution(DIST)
+    except metadata.PackageNotFoundError:
+        return None
+    origin = _direct_url(distribution)
+    if not origin:
+        return None
+    url = str(origin.get("url") or "")
+    vcs_info = origin.get("vcs_info")
+    if isinstance(vcs_info, dict):
+        commit = vcs_info.get("commit_id")
+        return f"{vcs_info.get('vcs') or 'git'}+{url}" + (f"@{commit}" if commit else "")
+    path = _file_path(url)
+    return str(path) if path is not None else (url or None)

@@ -173,5 +173,7 @@ class Version:
     version: str
     mcp_protocol_version: str | None
     transports: tuple[str, ...]
+    # every revision a client may speak, newest first (server.protocol.supported_versions)
+    mcp_protocol_versions: tuple[str, ...] = ()
     search_types: tuple[SearchType, ...] = SEARCH_TYPES
     text_rankings: tuple[TextRanking, ...] = TEXT_RANKINGS

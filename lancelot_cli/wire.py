@@ -179,6 +179,7 @@ def _version(version: m.Version) -> dict[str, Any]:
         "name": version.name,
         "version": version.version,
         "mcpProtocolVersion": version.mcp_protocol_version,
+        "mcpProtocolVersions": list(version.mcp_protocol_versions),
         "features": {
             "transports": list(version.transports),
             "searchTypes": list(version.search_types),

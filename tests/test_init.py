@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 
 from lancelot_cli import keyfile
 from lancelot_cli.cli.app import app
-from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_configs, execute
+from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, client_configs, execute, server_command
 from lancelot_cli.credentials import KEYRING_SERVICE, KEYRING_USER, find_openai_key
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.clock import client_retries
@@ -687,6 +687,39 @@ def test_client_configurations_are_exact_and_hold_no_key(tmp_path):
     assert configs["cursor"].startswith(prefix)
     assert json.loads(base64.b64decode(unquote(configs["cursor"][len(prefix) :]))) == server
     assert all(c not in configs["cursor"][len(prefix) :] for c in "+/=")  # URL-safe as a query value
+
+
+def test_a_uvx_run_configures_clients_to_start_uvx(tmp_path, monkeypatch):
+    """Issue 22: init run by uvx prints `uvx ... serve`, not the path of uvx's throwaway environment."""
+    from lancelot_cli.cli.init.clients import server_launch
+    from tests.test_install_hint import fake_dist
+
+    throwaway = tmp_path / ".cache" / "uv" / "archive-v0" / "Xy1z"
+    clone = tmp_path / "my clone"
+    from_index = fake_dist(tmp_path / "index", None)
+    from_clone = fake_dist(tmp_path / "clone", {"url": clone.as_uri(), "dir_info": {}})
+    monkeypatch.setattr("shutil.which", lambda name: f"/opt/uv/bin/{name}" if name == "uvx" else None)
+    assert server_launch(str(throwaway), {}, from_index) == ["/opt/uv/bin/uvx", "lancelot-cli"]
+    assert server_launch(str(throwaway), {}, from_clone) == ["/opt/uv/bin/uvx", "--from", str(clone), "lancelot"]
+    own_cache = tmp_path / "elsewhere"  # UV_CACHE_DIR moves the cache
+    assert server_launch(str(own_cache / "archive-v0" / "a"), {"UV_CACHE_DIR": str(own_cache)}, from_index)[0] == (
+        "/opt/uv/bin/uvx"
+    )
+    # Not uvx: a venv, pipx, or a folder that merely looks alike
+    for prefix in (tmp_path / "venv", tmp_path / "archive-v0" / "x", tmp_path / "uv" / "archive-v0x"):
+        assert server_launch(str(prefix), {}, from_index) == [server_command()]
+    # The configurations start `uvx --from '/…/my clone' lancelot serve`, quoted in the shell form.
+    command, *leading = server_launch(str(throwaway), {}, from_clone)
+    configs = client_configs("/db", command, tuple(leading))
+    server = json.loads(configs["json"])["mcpServers"]["lancelot"]
+    assert server == {
+        "command": command,
+        "args": ["--from", str(clone), "lancelot", "serve"],
+        "env": {"LANCEDB_PATH": "/db"},
+    }
+    assert shlex.split(configs["claude"])[-5:] == [command, "--from", str(clone), "lancelot", "serve"]
+    prefix = "vscode:mcp/install?"
+    assert json.loads(unquote(configs["vscode"][len(prefix) :]))["args"] == server["args"]
 
 
 def test_printed_configurations_match_the_stored_database(sample_db, isolated_env):

@@ -5,7 +5,6 @@ the third-party ``lancedb.connect``."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -13,7 +12,6 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import pytest
 
@@ -21,83 +19,9 @@ import lancelot_cli
 from lancelot_cli.server import aws_lambda
 from tests.conftest import REPO, hash_tree
 from tests.support.expected import TOOLS
-
-API_HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
+from tests.support.lambda_events import API_HOST, make_event
 
 MAX_BODY = 64 * 1024
-
-
-# -- helpers ------------------------------------------------------------------------------------
-
-
-def make_event(
-    body: str | bytes | dict[str, Any] | None = None,
-    *,
-    method: str = "POST",
-    path: str = "/mcp",
-    stage: str = "$default",
-    headers: dict[str, str] | None = None,
-    cookies: list[str] | None = None,
-    raw_query: str = "",
-    base64_body: bool = False,
-    content_length: bool = True,
-) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload format 2.0) event, as Lambda receives it."""
-    if isinstance(body, dict):
-        body = json.dumps(body)
-    raw = body.encode() if isinstance(body, str) else body
-    all_headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "host": API_HOST,
-        "user-agent": "pytest-lambda/1.0",
-        "x-forwarded-for": "203.0.113.7",
-        "x-forwarded-port": "443",
-        "x-forwarded-proto": "https",
-        "x-amzn-trace-id": "Root=1-65f0c0de-0123456789abcdef01234567",
-    }
-    if raw is not None and content_length:
-        all_headers["content-length"] = str(len(raw))
-    for name, value in (headers or {}).items():
-        if value is None:
-            all_headers.pop(name.lower(), None)
-        else:
-            all_headers[name.lower()] = value
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": raw_query,
-        "headers": all_headers,
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "abc123",
-            "domainName": API_HOST,
-            "domainPrefix": "abc123",
-            "http": {
-                "method": method,
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": "203.0.113.7",
-                "userAgent": "pytest-lambda/1.0",
-            },
-            "requestId": "JKJaXmPLvHcESHA=",
-            "routeKey": "$default",
-            "stage": stage,
-            "time": "10/Mar/2025:12:00:00 +0000",
-            "timeEpoch": 1741608000000,
-        },
-        "isBase64Encoded": base64_body,
-    }
-    if cookies is not None:
-        event["cookies"] = cookies
-    if raw_query:
-        # API Gateway joins repeated parameters with commas.
-        parsed = parse_qs(raw_query, keep_blank_values=True)
-        event["queryStringParameters"] = {name: ",".join(values) for name, values in parsed.items()}
-    if raw is not None:
-        event["body"] = base64.b64encode(raw).decode() if base64_body else raw.decode()
-    return event
 
 
 def rpc(method: str, params: dict[str, Any] | None = None, ident: int = 1) -> dict[str, Any]:

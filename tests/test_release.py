@@ -18,6 +18,7 @@ import yaml
 
 from lancelot_cli._version import __version__
 from tests.conftest import REPO
+from tests.support.expected import TOOLS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -195,20 +196,36 @@ def test_the_extension_asks_for_a_folder_and_a_masked_key() -> None:
     assert config["openai_api_key"]["sensitive"] is True and config["openai_api_key"]["required"] is False
     env = manifest["server"]["mcp_config"]["env"]
     assert env == {"LANCEDB_PATH": "${user_config.database}", "OPENAI_API_KEY": "${user_config.openai_api_key}"}
-    from tests.support.expected import TOOLS
-
     assert {tool["name"] for tool in manifest["tools"]} == TOOLS
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed: @anthropic-ai/mcpb cannot run")
-def test_mcpb_validates_the_manifest() -> None:
-    done = subprocess.run(
-        ["npx", "-y", "@anthropic-ai/mcpb", "validate", "mcpb/manifest.json"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "validation passes" in done.stdout
+def test_mcpb_validates_and_packs_the_extension_and_the_bundle_starts_the_server(
+    tmp_path: Path, sample_db: Path
+) -> None:
+    import zipfile
+
+    def mcpb(*args: str) -> str:
+        done = subprocess.run(
+            ["npx", "-y", "@anthropic-ai/mcpb", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    assert "validation passes" in mcpb("validate", "mcpb/manifest.json")
+    bundle = tmp_path / "lancelot.mcpb"
+    mcpb("pack", "mcpb", str(bundle))
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(bundle) as archive:
+        assert {"manifest.json", "pyproject.toml", "server/main.py"} <= set(archive.namelist())
+        archive.extractall(unpacked)
+    manifest = load_json(unpacked / "manifest.json")
+    assert manifest["server"]["entry_point"] == "server/main.py"
+    # The host runs the entry point with the dependencies installed (here: this install), and the
+    # user's answers as the environment the manifest maps them to.
+    from tests.support.stdio import list_tools_over_stdio
+
+    env = {"LANCEDB_PATH": str(sample_db), "LANCELOT_CONFIG_DIR": str(tmp_path / "config")}
+    tools = list_tools_over_stdio(sys.executable, [str(unpacked / manifest["server"]["entry_point"])], env)
+    assert set(tools) == TOOLS

@@ -59,7 +59,9 @@ QUERY_HELP = (
     "Print the context block for a question; what the lancedb_query tool does. On a terminal the "
     "block is shown as Markdown; piped, it is the raw Markdown text."
 )
-VERSION_HELP = "Show Lancelot's version and the MCP protocol version on one line (--json: also the features)."
+VERSION_HELP = (
+    "Show Lancelot's version and the MCP protocol revisions it speaks on one line (--json: also the features)."
+)
 SHOW_HELP = (
     "Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
     "chunk N, or with --page N page N of a PDF; what the lancedb_document tool does. Reads the "
@@ -328,14 +330,16 @@ def _background_line(settings: Settings) -> str:
 
 def version(ctx: typer.Context, json_out: Json = False) -> None:
     from lancelot_cli.engine import Engine
-    from lancelot_cli.server.protocol import protocol_version
+    from lancelot_cli.server.protocol import protocol_version, supported_versions
     from lancelot_cli.settings import Settings
 
-    reply = Engine(Settings()).version(protocol_version())
+    reply = Engine(Settings()).version(protocol_version(), supported=supported_versions())
     if json_out:
         typer.echo(to_json(reply))
     else:
-        typer.echo(f"lancelot {reply.version} (MCP protocol {reply.mcp_protocol_version})")
+        older = [v for v in reply.mcp_protocol_versions if v != reply.mcp_protocol_version]
+        also = f"; also {', '.join(older)}" if older else ""
+        typer.echo(f"lancelot {reply.version} (MCP protocol {reply.mcp_protocol_version}{also})")
 
 
 def show(

@@ -255,6 +255,12 @@ class Engine:
         thread, so no call waits for it unless it needs it); its identity, or None when there is none."""
         return searching.warm(self._table(None), self.settings.vector_column, self._embedding)
 
-    def version(self, protocol_version: str | None = None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
-        """Lancelot's version, the MCP protocol version, and the features this build has."""
-        return statuses.version(protocol_version, transports)
+    def version(
+        self,
+        protocol_version: str | None = None,
+        transports: tuple[str, ...] = ("stdio", "http"),
+        supported: tuple[str, ...] = (),
+    ) -> Version:
+        """Lancelot's version, the MCP protocol version (and every revision ``supported``), and the
+        features this build has."""
+        return statuses.version(protocol_version, transports, supported)

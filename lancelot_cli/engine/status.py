@@ -87,8 +87,15 @@ def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
     )
 
 
-def version(protocol_version: str | None, transports: tuple[str, ...] = ("stdio", "http")) -> Version:
-    """Lancelot's version, the MCP protocol version, and the features this build has."""
+def version(
+    protocol_version: str | None, transports: tuple[str, ...] = ("stdio", "http"), supported: tuple[str, ...] = ()
+) -> Version:
+    """Lancelot's version, the MCP protocol version (and every revision ``supported``), and the
+    features this build has."""
     return Version(
-        name="lancelot", version=__version__, mcp_protocol_version=protocol_version, transports=tuple(transports)
+        name="lancelot",
+        version=__version__,
+        mcp_protocol_version=protocol_version,
+        transports=tuple(transports),
+        mcp_protocol_versions=tuple(supported),
     )

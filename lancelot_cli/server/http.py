@@ -276,9 +276,9 @@ def create_asgi_app(
 ) -> Guard:
     """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app."""
     from mcp.server.transport_security import TransportSecuritySettings
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
     from lancelot_cli.server.app import build_server
+    from lancelot_cli.server.protocol import supported_versions
 
     server = build_server(settings, engine, metrics=metrics)
 
@@ -301,7 +301,7 @@ def create_asgi_app(
         build_inner,
         allowed_hosts=allowed_hosts,
         allowed_origins={o.lower() for o in settings.allowed_origins},
-        supported_versions={*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS},
+        supported_versions=set(supported_versions()),
         route=route,
         body_timeout=settings.http_body_timeout,
     )

@@ -94,8 +94,8 @@ search works (and with which key source or model; never the key). Call it first 
 or finds nothing, or for table names; lancedb_version has the server's version."""
 
 VERSION_DESCRIPTION = """\
-Lancelot's version, MCP protocol version and features. Read-only; no database access (lancedb_status \
-has that)."""
+Lancelot's version, the MCP protocol revisions it speaks and its features. Read-only; no database access \
+(lancedb_status has that)."""
 
 
 def _json_result(reply: Any) -> CallToolResult:
@@ -174,8 +174,12 @@ def register(
             **options,
         )
 
+    from lancelot_cli.server.protocol import supported_versions
+
+    supported = supported_versions()
+
     def lancedb_version() -> CallToolResult:
-        return _json_result(get_engine().version(protocol_version))
+        return _json_result(get_engine().version(protocol_version, supported=supported))
 
     server.add_tool(
         lancedb_version,

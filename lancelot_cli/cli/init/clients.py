@@ -2,7 +2,10 @@
 Codex, and the VS Code and Cursor install links.
 
 They start the server by the ABSOLUTE path of the installed `lancelot` script: GUI clients (Claude
-Desktop, Cursor) do not see a virtualenv's PATH, so a bare `lancelot` is not found there. Only
+Desktop, Cursor) do not see a virtualenv's PATH, so a bare `lancelot` is not found there. When init
+itself runs from uvx's throwaway environment (in uv's cache, gone at the next `uv cache clean`), they
+start it the same way instead: `uvx lancelot-cli serve`, or `uvx --from SOURCE lancelot serve` for a
+copy that did not come from the package index (``server_launch``). Only
 ``LANCEDB_PATH`` goes into them; the server finds everything else (the key included) in what init
 stored, so no configuration ever holds the key.
 """
@@ -12,10 +15,13 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import typer
@@ -44,18 +50,44 @@ def server_command() -> str:
     return SCRIPT
 
 
+def server_launch(
+    prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ, distribution: Any = None
+) -> list[str]:
+    """The command and leading arguments clients should start before ``serve`` (``distribution``:
+    the installed ``lancelot-cli``, looked up by name when None)."""
+    if not _in_uv_cache(Path(prefix), environ):
+        return [server_command()]
+    from lancelot_cli.install_hint import uvx_source
+
+    uvx = shutil.which("uvx") or "uvx"
+    source = uvx_source(distribution)
+    return [uvx, "lancelot-cli"] if source is None else [uvx, "--from", source, SCRIPT]
+
+
+def _in_uv_cache(prefix: Path, environ: Mapping[str, str]) -> bool:
+    """Whether ``prefix`` is an environment uvx made in uv's cache (``<cache>/archive-vN/<hash>``)."""
+    own = environ.get("UV_CACHE_DIR")
+    parts = prefix.parts
+    return any(
+        re.fullmatch(r"archive-v\d+", part) and (parts[i - 1] == "uv" or (own and Path(*parts[:i]) == Path(own)))
+        for i, part in enumerate(parts)
+        if i > 0
+    )
+
+
 def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string (escapes included) is a TOML basic string
 
 
-def client_configs(db_uri: str, command: str = SCRIPT) -> dict[str, str]:
-    """Ready-to-paste MCP client configurations for the database ``db_uri`` (absolute).
+def client_configs(db_uri: str, command: str = SCRIPT, leading: tuple[str, ...] = ()) -> dict[str, str]:
+    """Ready-to-paste MCP client configurations for the database ``db_uri`` (absolute), starting
+    ``command *leading serve``.
 
     Returns ``claude`` (a shell command), ``json`` (Claude Desktop / Cursor ``mcpServers``), ``vscode_json``
     (``.vscode/mcp.json``), ``codex`` (``~/.codex/config.toml``), ``vscode`` and ``cursor`` (install links).
     """
     env = {"LANCEDB_PATH": db_uri}
-    args = ["serve"]
+    args = [*leading, "serve"]
     server = {"command": command, "args": args, "env": env}
     claude = " ".join(
         [
@@ -69,7 +101,7 @@ def client_configs(db_uri: str, command: str = SCRIPT) -> dict[str, str]:
             SERVER_NAME,
             "--",
             shlex.quote(command),
-            *args,
+            *(shlex.quote(a) for a in args),
         ]
     )
     desktop = json.dumps({"mcpServers": {SERVER_NAME: server}}, indent=2)
@@ -95,13 +127,13 @@ def client_configs(db_uri: str, command: str = SCRIPT) -> dict[str, str]:
     }
 
 
-def print_client_configs(db_uri: str, command: str | None = None) -> None:
+def print_client_configs(db_uri: str, launch: list[str] | None = None) -> None:
     """Print every configuration on stdout (the result of `init`; notes go to stderr)."""
-    command = command or server_command()
-    configs = client_configs(db_uri, command)
+    command, *leading = launch or server_launch()
+    configs = client_configs(db_uri, command, tuple(leading))
     lines = [
         "",
-        f"Server command: {command}",
+        f"Server command: {shlex.join([command, *leading])}",
         "",
         "Claude Code:",
         f"  {configs['claude']}",

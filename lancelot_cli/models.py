@@ -30,6 +30,13 @@ def echo(text: str, limit: int = ECHO_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def cited(source: str, metadata: Mapping[str, Any]) -> str:
+    """Where a hit is, as replies name it: ``guide.pdf · page 12`` for a chunk of a PDF (its ``page``
+    column), else the source alone."""
+    page = metadata.get("page")
+    return f"{source} · page {page}" if isinstance(page, int) and not isinstance(page, bool) else source
+
+
 @dataclass(frozen=True)
 class Hit:
     """One ranked chunk. ``text`` is the chunk's whole text (for packing; never sent by search)."""

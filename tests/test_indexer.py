@@ -429,7 +429,7 @@ def test_walk_skips_dot_names_and_other_extensions(tmp_path: Path) -> None:
         ".drafts/draft.md",
         "sub/.secret/w.md",
         "sub/deeper/.x/v.txt",
-        "report.pdf",
+        "report.odt",
         "image.png",
         "noext",
         "script.py",
@@ -491,6 +491,7 @@ def test_index_sample_folder(docs: Path, tmp_path: Path) -> None:
         "heading",
         "line_start",
         "line_end",
+        "page",
     ]
     assert sorted(r["id"] for r in rows) == sorted(f"{p}#0" for p in SAMPLE_TITLES)
     assert {r["path"]: r["title"] for r in rows} == SAMPLE_TITLES

@@ -57,7 +57,7 @@ async def test_tools_are_the_read_only_ones_with_their_schemas(sample_db: Path) 
     query = tools["lancedb_query"].input_schema["properties"]
     assert set(query) == {"question", "contextBudget", "warmStart", "table", "limit", "pathPrefix", "filters"}
     document = tools["lancedb_document"].input_schema["properties"]
-    assert set(document) == {"source", "id", "before", "after", "contextBudget", "table"}
+    assert set(document) == {"source", "id", "before", "after", "page", "contextBudget", "table"}
     assert "lancedb_search" in tools["lancedb_document"].description
     assert query["contextBudget"]["default"] == 8000
     assert set(tools["lancedb_status"].input_schema["properties"]) == {"verbose"}

@@ -64,7 +64,8 @@ VERSION_HELP = (
 )
 SHOW_HELP = (
     "Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
-    "chunk N; what the lancedb_document tool does. Reads the database, never the files."
+    "chunk N, or with --page N page N of a PDF; what the lancedb_document tool does. Reads the "
+    "database, never the files."
 )
 
 PathPrefix = Annotated[
@@ -353,6 +354,10 @@ def show(
     ],
     before: Annotated[int, typer.Option("--before", min=0, max=MAX_LIMIT, help="Chunks before chunk N.")] = 2,
     after: Annotated[int, typer.Option("--after", min=0, max=MAX_LIMIT, help="Chunks after chunk N.")] = 2,
+    page: Annotated[
+        int | None,
+        typer.Option("--page", min=1, metavar="N", help="Only page N of a PDF (as hits say it).", show_default=False),
+    ] = None,
     budget: Budget = None,
     table: Table = None,
     json_out: Json = False,
@@ -360,13 +365,15 @@ def show(
 ) -> None:
     _, sep, number = source.rpartition("#")
     around = bool(sep and number.isdigit())  # SOURCE#N: the chunks around chunk N
+    if around and page is not None:
+        raise typer.BadParameter("give SOURCE with --page, or SOURCE#N without it", param_hint="'--page'")
 
     def local(engine: Engine) -> Document:
         if around:
             return engine.document(chunk_id=source, before=before, after=after, context_budget=budget, table=table)
-        return engine.document(source, context_budget=budget, table=table)
+        return engine.document(source, context_budget=budget, table=table, page=page)
 
-    arguments = {"id": source, "before": before, "after": after} if around else {"source": source}
+    arguments = {"id": source, "before": before, "after": after} if around else {"source": source, "page": page}
     reply, text = _answer(
         load_settings(ctx, db),
         "lancedb_document",

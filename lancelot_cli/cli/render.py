@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.visible import shown
-from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus
+from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus, cited
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.storage.analyzer import split_words
@@ -106,7 +106,7 @@ def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None
         where = Text()
         where.append(_one_line(hit.title), style="bold")
         where.append("\n")
-        where.append(shown(hit.source), style="cyan")
+        where.append(shown(cited(hit.source, hit.metadata)), style="cyan")
         table.add_row(str(rank), _score(hit.score), where, _highlight(_one_line(hit.snippet), words))
     out.print(table)
 
@@ -120,7 +120,7 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
         body = Text()
         body.append(_one_line(hit.title), style="bold")
         body.append("\n")
-        body.append(shown(hit.source), style="cyan")
+        body.append(shown(cited(hit.source, hit.metadata)), style="cyan")
         body.append("\n")
         body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
@@ -134,7 +134,8 @@ def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
     for rank, hit in enumerate(hits, start=1):
         if rank > 1:
             lines.append("")
-        lines.append(f"{rank}. {_one_line(hit.title)}  ({shown(hit.source)}, score {_score(hit.score)})")
+        where = shown(cited(hit.source, hit.metadata))
+        lines.append(f"{rank}. {_one_line(hit.title)}  ({where}, score {_score(hit.score)})")
         lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
@@ -329,6 +330,12 @@ def index_summary(report: dict[str, Any]) -> None:
         err.print(f"[yellow]skipped[/] {escape(shown(item['path']))}: {escape(shown(item['reason']))}")
     for item in report.get("notes", ()):
         err.print(f"[yellow]note[/] {escape(shown(item['path']))}: {escape(shown(item['note']))}")
+    if report.get("needExtra"):  # one line, however many files: they are all read once it is installed
+        paths = report["needExtra"]["paths"]
+        err.print(
+            f"[yellow]not read[/] {len(paths)} file(s) ({escape(', '.join(shown(p) for p in paths[:3]))}"
+            f"{', ...' if len(paths) > 3 else ''}): {escape(report['needExtra']['hint'])}"
+        )
     change = (
         f"{report['added']} added, {report['updated']} updated, {report['deleted']} removed"
         if report["committed"]

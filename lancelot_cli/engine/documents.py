@@ -13,7 +13,7 @@ from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
 from lancelot_cli.models import Document
 from lancelot_cli.storage.filters import RowFilter, equal_to
 from lancelot_cli.storage.reader import ReadOnlyTable
-from lancelot_cli.storage.schema import CHUNK, ID, TITLE
+from lancelot_cli.storage.schema import CHUNK, ID, PAGE, TITLE
 
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
 
@@ -42,12 +42,20 @@ def document_rows(tbl: ReadOnlyTable, source_col: str, columns: list[str], sourc
 
 
 def document(
-    tbl: ReadOnlyTable, text_col: str, source: str | None, chunk_id: str | None, before: int, after: int, budget: int
+    tbl: ReadOnlyTable,
+    text_col: str,
+    source: str | None,
+    chunk_id: str | None,
+    before: int,
+    after: int,
+    budget: int,
+    page: int | None = None,
 ) -> Document:
-    """The whole document, or ``before`` and ``after`` chunks around ``chunk_id``, cut to ``budget``."""
+    """The whole document, or ``before`` and ``after`` chunks around ``chunk_id``, or the chunks
+    of one ``page`` of a PDF, cut to ``budget``."""
     tbl.require_column(text_col, "text")
     source_col = source_column(tbl)
-    columns = [c for c in (ID, source_col, TITLE, CHUNK, text_col) if c in tbl.columns]
+    columns = [c for c in (ID, source_col, TITLE, CHUNK, PAGE, text_col) if c in tbl.columns]
     if chunk_id:
         if ID not in tbl.columns:
             raise ColumnNotFoundError(f"table {tbl.name!r} has no id column; ask by source instead")
@@ -58,6 +66,8 @@ def document(
     rows = document_rows(tbl, source_col, columns, str(source))
     texts = [str(row.get(text_col) or "") for row in rows]
     first, last = 0, len(rows) - 1
+    if page is not None:
+        first, last = _page_span(rows, page, str(source), tbl.name)
     if chunk_id:
         at = next(i for i, row in enumerate(rows) if row.get(ID) == chunk_id)
         first, last = max(0, at - before), min(len(rows) - 1, at + after)
@@ -98,7 +108,19 @@ def _header(rows: list[Row], first: int, last: int, source: str | None) -> str:
         if first == last
         else f"chunks #{first}–#{last} of {count}"
     )
-    return f"# {title}\nsource: {source} · {span}\n"
+    pages = sorted({row[PAGE] for row in rows[first : last + 1] if row.get(PAGE) is not None})
+    where = "" if not pages else f" · page {pages[0]}" if len(pages) == 1 else f" · pages {pages[0]}–{pages[-1]}"
+    return f"# {title}\nsource: {source} · {span}{where}\n"
+
+
+def _page_span(rows: list[Row], page: int, source: str, table: str) -> tuple[int, int]:
+    """The first and last chunk (positions in ``rows``) on ``page``; an error naming the pages there are."""
+    on_page = [i for i, row in enumerate(rows) if row.get(PAGE) == page]
+    if on_page:
+        return on_page[0], on_page[-1]
+    pages = sorted({row[PAGE] for row in rows if row.get(PAGE) is not None})
+    have = f"its indexed pages run from {pages[0]} to {pages[-1]}" if pages else "it has no page numbers (not a PDF)"
+    raise DocumentNotFoundError(f"no page {page} of {source!r} in table {table!r}: {have}")
 
 
 def _length(texts: list[str]) -> int:

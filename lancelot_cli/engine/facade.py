@@ -30,6 +30,7 @@ from lancelot_cli.models import (
     SearchType,
     Status,
     Version,
+    cited,
     echo,
 )
 from lancelot_cli.settings import Settings
@@ -178,7 +179,7 @@ class Engine:
             found = self.search(
                 SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix, filters=filters)
             )
-            chunks = [Chunk(h.title, h.source, plain_headings(h.text)) for h in found.hits]
+            chunks = [Chunk(h.title, cited(h.source, h.metadata), plain_headings(h.text)) for h in found.hits]
             table_name, mode, search_type, ranking, note = (
                 found.table,
                 "question",
@@ -215,9 +216,13 @@ class Engine:
         after: int = 2,
         context_budget: int | None = None,
         table: str | None = None,
+        page: int | None = None,
     ) -> Document:
         """A whole indexed document (its chunks in order, joined), or a window of ``before`` and
-        ``after`` chunks around ``chunk_id``, cut to the budget. Reads the table only, never files."""
+        ``after`` chunks around ``chunk_id``, or with ``page`` the chunks of that page of a PDF (from
+        1), cut to the budget. Reads the table only, never files."""
+        if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1 or not source):
+            raise InvalidArgumentError(f"page goes with a source and is a whole number from 1, got {page!r}")
         if not source and not chunk_id:
             raise InvalidArgumentError("give a source (a document's path, as search hits show it) or a hit id")
         if source and chunk_id:  # silently preferring one would read a document the caller did not mean
@@ -231,7 +236,7 @@ class Engine:
         budget = self._budget(context_budget)
         tbl = self._table(table)
         with tbl.reading():
-            return documents.document(tbl, self.settings.text_column, source, chunk_id, before, after, budget)
+            return documents.document(tbl, self.settings.text_column, source, chunk_id, before, after, budget, page)
 
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""

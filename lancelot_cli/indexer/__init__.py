@@ -1,4 +1,4 @@
-"""`lancelot index`: folder of .md/.txt/.html -> one LanceDB table. The only writer.
+"""`lancelot index`: folder of .md/.txt/.html (and .pdf/.docx/.pptx/.epub) -> one LanceDB table. The only writer.
 
 The server never imports this package (tests check it). Reading HTML is the slow part (about
 100 ms a page), so large folders are read by a pool of processes, one per core. The run itself is

@@ -249,3 +249,17 @@ def _inline(el: Any) -> str:
 
 def _has_heading(el: Any) -> bool:
     return any(_tag(n) in HEADINGS for n in el.iter())
+
+
+def body_markdown(html: str) -> str:
+    """Markdown of a whole HTML body, which is all content (a book's chapter, a converted Word
+    document): walked as a container, so every heading, list and table keeps its structure."""
+    from lancelot_cli.indexer.html import clean_markdown, heading_texts, parse, prepare
+
+    _, tree, _ = parse(html)
+    if tree is None:
+        return ""
+    prepare(tree)
+    for body in tree.iter("body"):
+        body.tag = "main"
+    return clean_markdown(to_markdown(tree) or "", heading_texts(tree))

@@ -257,7 +257,7 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     rows, read = read_changed(job, plan, report)
     skipped = list(report.skipped)  # the files skipped when read, this run or as before
     if not rows and not writer.exists:
-        raise NothingToIndex(nothing_readable(job.source, report.skipped))
+        raise NothingToIndex(nothing_readable(job.source, report.skipped, report.extra_hint))
     report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
     cap_front_matter(writer, rows, job.options.rebuild, report)
     column = attach_vectors(writer, rows, embedding, report)
@@ -413,9 +413,10 @@ def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, 
     run (every file of that kind would be skipped)."""
     rows: Rows = []
     read: set[str] = set()
-    html = any(Path(rel).suffix.lower() in HTML for rel in plan.todo)
+    todo = _readable(plan.todo, report)
+    html = any(Path(rel).suffix.lower() in HTML for rel in todo)
     suffix = _title_suffix(job.source, plan.found.paths) if html else None
-    with closing(read_all(job.source, plan.todo, job.workers, job.options.max_file_size)) as results:
+    with closing(read_all(job.source, todo, job.workers, job.options.max_file_size)) as results:
         for done, (rel, result) in enumerate(results, start=1):
             if isinstance(result, MissingModule):
                 raise IndexingError(str(result))
@@ -428,11 +429,25 @@ def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, 
                 rows.extend(rows_for(result, job.options.chunk_size, plan.found.stats[rel]))
                 report.notes.extend((rel, note) for note in result.notes)
             if job.progress:
-                job.progress(rel, done, len(plan.todo))
-    report.read = len(plan.todo) - len(report.skipped)
+                job.progress(rel, done, len(todo))
+    report.read = len(todo) - len(report.skipped)
     report.skipped = sorted([*report.skipped, *plan.unread])  # (unread: skipped as last time, not read again)
-    report.files = len(plan.found.paths) - len(report.skipped)
+    report.files = len(plan.found.paths) - len(report.skipped) - len(report.need_extra)
     return rows, read
+
+
+def _readable(todo: list[str], report: IndexReport) -> list[str]:
+    """The files to read: those of a kind whose reader needs the docs extra, when it is missing, are
+    left as they are (rows kept) and named in ``report.need_extra``, with one install hint."""
+    from lancelot_cli.indexer.formats import available, extra_hint
+
+    suffixes = {rel: Path(rel).suffix.lower() for rel in todo}
+    missing = {suffix for suffix in set(suffixes.values()) if not available(suffix)}
+    unreadable = [rel for rel in todo if suffixes[rel] in missing]
+    if unreadable:
+        report.need_extra = unreadable
+        report.extra_hint = extra_hint(missing)
+    return [rel for rel in todo if suffixes[rel] not in missing]
 
 
 def _title_suffix(root: Path, paths: list[str]) -> str | None:

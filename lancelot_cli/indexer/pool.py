@@ -1,4 +1,5 @@
-"""Worker processes for reading HTML, which never outlive the run that started them.
+"""Worker processes for reading HTML pages and PDF, Word, PowerPoint and EPUB files, which never
+outlive the run that started them.
 
 Why not ``concurrent.futures.ProcessPoolExecutor``: a Ctrl-C could leave its parent and workers
 waiting on each other in its queue threads, and ``kill -9`` of the parent left its workers idle

@@ -1,16 +1,23 @@
-"""Reading the changed files of a run, in a pool of processes when there are many HTML pages."""
+"""Reading the changed files of a run, in a pool of processes when there are many HTML pages or
+PDF, Word, PowerPoint and EPUB files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Generator
 from pathlib import Path
 
+from lancelot_cli.indexer.formats import PACKAGED
 from lancelot_cli.indexer.scanning import HTML
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES, Document, SourceError, read_document
 
-# Below this many HTML files a process pool costs more than it saves.
+# Below this many HTML pages (or PDF, Word, PowerPoint and EPUB files) a process pool costs more
+# than it saves, unless the documents among them are large: POOL_BYTES of them in all. PDFium reads
+# about 2 MB of PDF a second on one core (tests/benchmarks/pdf_docs.py) and starting the workers
+# takes about a second; the 16 MB were not tuned on an idle machine (none was to be had).
 POOL_THRESHOLD = 16
+POOL_BYTES = 16 * 1024 * 1024
 
 
 class MissingModule(SourceError):
@@ -51,16 +58,26 @@ def _install_hint(rel: str, exc: ImportError) -> str:
 
 def _crashed(job: tuple[str, str, int], code: int | None) -> SourceError:
     how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-    return SourceError(f"the process reading it died ({how}); the file may crash the HTML parser")
+    return SourceError(f"the process reading it died ({how}); the file may crash its parser")
+
+
+def _packaged_bytes(root: Path, paths: list[str]) -> int:
+    """The size of the PDF, Word, PowerPoint and EPUB files among ``paths`` (0 for one gone meanwhile)."""
+    total = 0
+    for rel in paths:
+        if Path(rel).suffix.lower() in PACKAGED:
+            with contextlib.suppress(OSError):
+                total += (root / rel).stat().st_size
+    return total
 
 
 def read_all(
     root: Path, paths: list[str], workers: int | None, max_bytes: int = MAX_FILE_BYTES
 ) -> Generator[tuple[str, Document | SourceError], None, None]:
-    heavy = sum(1 for p in paths if Path(p).suffix.lower() in HTML)
+    heavy = [p for p in paths if Path(p).suffix.lower() in HTML or Path(p).suffix.lower() in PACKAGED]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     jobs = [(str(root), p, max_bytes) for p in paths]
-    if workers > 1 and heavy >= POOL_THRESHOLD:
+    if workers > 1 and (len(heavy) >= POOL_THRESHOLD or _packaged_bytes(root, heavy) >= POOL_BYTES):
         from lancelot_cli.indexer.pool import imap
 
         results = imap(_read, jobs, workers, _crashed)

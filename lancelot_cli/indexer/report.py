@@ -37,6 +37,8 @@ class IndexReport:
     # and whether the run was answered from the ledger without opening the table.
     hashed: int = 0
     from_ledger: bool = False
+    need_extra: list[str] = field(default_factory=list)  # files not read: their reader's extra is missing
+    extra_hint: str | None = None  # what to install for them (one line)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,4 +64,5 @@ class IndexReport:
             "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
             "vectorsHint": self.vectors_hint,
             "fullTextIndexesBuilt": list(self.indexes_built),
+            "needExtra": {"paths": list(self.need_extra), "hint": self.extra_hint} if self.need_extra else None,
         }

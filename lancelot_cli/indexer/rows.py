@@ -18,13 +18,14 @@ from lancelot_cli.storage.schema import (
     ID,
     LINE_END,
     LINE_START,
+    PAGE,
     PATH,
     TEXT,
     TITLE,
 )
 
-# (title, text, heading path, first line, last line) of one chunk
-Piece = tuple[str, str, str | None, int | None, int | None]
+# (title, text, heading path, first line, last line, page) of one chunk
+Piece = tuple[str, str, str | None, int | None, int | None, int | None]
 
 
 def chunk_hash(title: str, text: str) -> str:
@@ -35,7 +36,8 @@ def rows_for(
     doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
 ) -> list[dict[str, Any]]:
     """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
-    (``heading`` path; ``line_start``/``line_end`` for code), its file's state, and its front matter."""
+    (``heading`` path; ``line_start``/``line_end`` for code; ``page`` for a PDF), its file's state,
+    and its front matter."""
     file_size, file_mtime = stat
     return [
         {
@@ -52,19 +54,23 @@ def rows_for(
             HEADING: heading,
             LINE_START: first,
             LINE_END: last,
+            PAGE: page,
         }
-        for n, (title, text, heading, first, last) in enumerate(_pieces(doc, size))
+        for n, (title, text, heading, first, last, page) in enumerate(_pieces(doc, size))
     ]
 
 
 def _pieces(doc: Document, size: int) -> list[Piece]:
     if doc.kind == "code":  # windows of lines, longer than prose chunks: code reads in larger units
         return [
-            (f"{doc.path}:{first}-{last}", text, None, first, last)
+            (f"{doc.path}:{first}-{last}", text, None, first, last, None)
             for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)
         ]
-    texts = chunk_text(doc.text, size)
+    # Parts (PDF pages, slides, chapters) are chunked one by one: no chunk spans two pages.
+    parts = doc.parts or ((None, doc.text),)
+    chunks = [(text, page) for page, part in parts for text in chunk_text(part, size)]
+    texts = [text for text, _ in chunks]
     return [
-        (doc.title, text, heading, None, None)
-        for text, heading in zip(texts, heading_paths(texts, doc.title), strict=True)
+        (doc.title, text, heading, None, None, page)
+        for (text, page), heading in zip(chunks, heading_paths(texts, doc.title), strict=True)
     ]

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lancelot_cli.indexer import ignore, sites
+from lancelot_cli.indexer.formats import PACKAGED
 from lancelot_cli.indexer.gitignore import git_ignored
 
 MARKDOWN = {".md", ".markdown", ".mdown", ".mdx"}  # .mdx: Docusaurus pages (their JSX is dropped)
 TEXT = {".txt", ".text"}
 HTML = {".html", ".htm", ".xhtml"}
-EXTENSIONS = MARKDOWN | TEXT | HTML
+EXTENSIONS = MARKDOWN | TEXT | HTML | PACKAGED  # PACKAGED: PDF, Word, PowerPoint, EPUB (formats.py)
 
 
 @dataclass

@@ -5,8 +5,9 @@ site generator's markup dropped: ``site_markdown``);
 HTML pages with a named content container are walked into Markdown (``html_markdown``), others
 go through trafilatura (main content, as Markdown), with lxml as the fallback for pages
 trafilatura finds nothing in; other extensions asked for with ``--ext`` are source code, read as
-lines. Nothing outside the folder is read: a link is followed only when it points inside, checked
-again as the file is opened.
+lines; PDF, Word, PowerPoint and EPUB files go to their readers (``formats``). Nothing outside
+the folder is read: a link is followed only when it points inside, checked again as the file is
+opened.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import frontmatter, site_markdown
+from lancelot_cli.indexer.formats import KINDS, PACKAGED, FormatError, read_packaged
 from lancelot_cli.indexer.scanning import HTML, MARKDOWN, OUTSIDE_LINK, TEXT, inside
 from lancelot_cli.indexer.scanning import scan as scan  # (re-exported: where callers have long found them)
 from lancelot_cli.indexer.scanning import walk as walk
@@ -35,9 +37,11 @@ class Document:
     title: str
     text: str
     digest: str = ""  # sha256 of the file's bytes (first 16 hex digits)
-    kind: str = "text"  # "markdown", "text", "html" or "code"
+    kind: str = "text"  # "markdown", "text", "html", "code", or "pdf", "docx", "pptx", "epub" (formats.KINDS)
     meta: dict[str, Any] = field(default_factory=dict)  # front matter, as table columns
     notes: tuple[str, ...] = ()  # what the reader should know: e.g. a page indexed only in part
+    # (page number or None, Markdown) parts that chunks never cross: PDF pages, slides, chapters
+    parts: tuple[tuple[int | None, str], ...] = ()
 
 
 class SourceError(Exception):
@@ -142,9 +146,11 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         raw = real.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    text = _decode(raw, rel)
     digest = hashlib.sha256(raw).hexdigest()[:16]
     suffix = path.suffix.lower()
+    if suffix in PACKAGED:
+        return _packaged(rel, raw, suffix, digest)
+    text = _decode(raw, rel)
     meta: dict[str, Any] = {}
     notes: list[str] = []
     title: str | None
@@ -176,7 +182,24 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
     return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes))
 
 
-def nothing_readable(root: Path, skipped: list[tuple[str, str]]) -> str:
+def _packaged(rel: str, raw: bytes, suffix: str, digest: str) -> Document:
+    """A PDF, Word, PowerPoint or EPUB file (indexer/formats.py)."""
+    try:
+        found = read_packaged(raw, suffix)
+    except FormatError as exc:
+        raise SourceError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a file that breaks its parser is skipped (a missing module: reading.py)
+        raise SourceError(f"cannot parse {suffix[1:].upper()}: {type(exc).__name__}: {exc}") from None
+    if not found.text.strip():
+        raise SourceError("no text found")
+    title = clean_title(found.title or "") or Path(rel).name  # a PDF's first bookmark is rarely its title
+    return Document(rel, title, found.text, digest, KINDS[suffix], notes=found.notes, parts=found.parts)
+
+
+def nothing_readable(root: Path, skipped: list[tuple[str, str]], extra_hint: str | None = None) -> str:
     """Why a first run whose documents were all skipped wrote nothing: one line."""
+    if extra_hint and not skipped:
+        return f"nothing indexed from {root}: {extra_hint}"
     shown = "; ".join(f"{rel}: {reason}" for rel, reason in skipped[:3]) + ("; ..." if len(skipped) > 3 else "")
-    return f"nothing indexed from {root}: none of its {len(skipped)} document(s) could be read ({shown})"
+    also = f"; {extra_hint}" if extra_hint else ""
+    return f"nothing indexed from {root}: none of its {len(skipped)} document(s) could be read ({shown}){also}"

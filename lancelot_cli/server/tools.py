@@ -84,8 +84,9 @@ of a session): an overview instead (README/index documents, each document's open
 DOCUMENT_DESCRIPTION = """\
 Read one document as Markdown (read-only; from the database, never files): `source` (a path as \
 lancedb_search hits show it) for all of it, or `id` (a hit's id) with before/after for the chunks \
-around it, not both. Cut to contextBudget characters; a last line then gives the id to go on from. \
-Chunks count from 0, as in ids (path#0)."""
+around it, not both; `page` with source: that page of a PDF (hits' metadata say it). Cut to \
+contextBudget characters; a last line then gives the id to go on from. Chunks count from 0, as in \
+ids (path#0)."""
 
 STATUS_DESCRIPTION = """\
 What can be searched (read-only): each table's rows, full-text index and vectors, and whether vector \
@@ -270,12 +271,13 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
         id: Annotated[str | None, Field(description="A hit's id: the chunks around it.")] = None,  # noqa: A002
         before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before id's.")] = 2,
         after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after id's.")] = 2,
+        page: Annotated[int | None, Field(ge=1, description="With source: that page of a PDF.")] = None,
         contextBudget: Budget = settings.context_budget,
         table: Table = settings.table,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
         reply = _run(
             lambda: get_engine().document(
-                source, chunk_id=id, before=before, after=after, context_budget=contextBudget, table=table
+                source, chunk_id=id, before=before, after=after, context_budget=contextBudget, table=table, page=page
             )
         )
         return _json_result(reply) if _whole_reply.get() else reply.context

@@ -19,6 +19,7 @@ from lancelot_cli.storage.schema import (
     ID,
     LINE_END,
     LINE_START,
+    PAGE,
     PATH,
     TEXT,
     TITLE,
@@ -46,6 +47,7 @@ def table_schema() -> pa.Schema:
             pa.field(HEADING, pa.string()),
             pa.field(LINE_START, pa.int32()),
             pa.field(LINE_END, pa.int32()),
+            pa.field(PAGE, pa.int32()),
         ]
     )
 

@@ -14,9 +14,10 @@ FILE_SIZE, FILE_MTIME, FILE_HASH = "file_size", "file_mtime", "file_hash"
 FILE_STATE = (FILE_SIZE, FILE_MTIME, FILE_HASH)
 # Where a chunk sits: its heading path ("Doc > Section") and, for source code, its lines.
 HEADING, LINE_START, LINE_END = "heading", "line_start", "line_end"
-COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE, HEADING, LINE_START, LINE_END)
+PAGE = "page"  # a PDF's page number (from 1) the chunk is on; null for other documents
+COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE, HEADING, LINE_START, LINE_END, PAGE)
 # Columns newer than the first tables: added to an existing table when missing.
-ADDED_LATER = (*FILE_STATE, HEADING, LINE_START, LINE_END)
+ADDED_LATER = (*FILE_STATE, HEADING, LINE_START, LINE_END, PAGE)
 # `lancelot index --embed` adds this column; its field metadata names the model (LanceDB's tag convention).
 VECTOR = "vector"
 MODEL_TAG = "lancedb:tag:model"

@@ -1,0 +1,110 @@
+"""An EPUB book as one part per chapter, in spine (reading) order, each headed by its title in the
+table of contents (the EPUB 3 navigation document, else EPUB 2's toc.ncx). An EPUB is zipped XHTML:
+read with the standard library's zipfile, each chapter walked into Markdown as an HTML page's body
+(``html_markdown.body_markdown``). No extra is needed. DRM-protected books cannot be read (their
+chapters are encrypted): they are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from lancelot_cli.indexer.zipped import ZipError, open_zip, read_member, read_xml
+
+NS = {
+    "c": "urn:oasis:names:tc:opendocument:xmlns:container",
+    "opf": "http://www.idpf.org/2007/opf",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "ncx": "http://www.daisy.org/z3986/2005/ncx/",
+    "x": "http://www.w3.org/1999/xhtml",
+    "epub": "http://www.idpf.org/2007/ops",
+}
+_HEADING = re.compile(r"^#{1,6} +(.+)$")
+# Embedded fonts scrambled so they cannot be lifted out (IDPF's and Adobe's schemes): not DRM.
+FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
+
+
+def read_epub(raw: bytes) -> tuple[str | None, list[str]]:
+    """(the book's title, each chapter's Markdown in spine order) of the EPUB in ``raw``."""
+    from lancelot_cli.indexer.html_markdown import body_markdown
+
+    with open_zip(raw, "EPUB book") as book:
+        if "META-INF/encryption.xml" in book.namelist() and _drm(book):
+            raise ZipError("its chapters are encrypted (DRM); Lancelot cannot read them")
+        opf_name = read_xml(book, "META-INF/container.xml").xpath("string(//c:rootfile/@full-path)", namespaces=NS)
+        if not opf_name:
+            raise ZipError("META-INF/container.xml names no package document")
+        opf = read_xml(book, opf_name)
+        folder = posixpath.dirname(opf_name)
+        items = {
+            item.get("id"): item for item in opf.iterfind("opf:manifest/opf:item", NS) if item.get("href") is not None
+        }
+        titles = _toc_titles(book, opf, items, folder)
+        chapters = []
+        for ref in opf.iterfind("opf:spine/opf:itemref", NS):
+            item = items.get(ref.get("idref"))
+            if item is None or "html" not in (item.get("media-type") or ""):
+                continue
+            name = _member(folder, item.get("href"))
+            text = body_markdown(_decode(read_member(book, name)))
+            chapters.append(_headed(text, titles.get(name)))
+        title = opf.xpath("string(opf:metadata/dc:title)", namespaces=NS).strip() or None
+    return title, [chapter for chapter in chapters if chapter.strip()]
+
+
+def _member(folder: str, href: str | None) -> str:
+    """The archive member an href of the package points at (fragment and %-escapes undone)."""
+    path = unquote((href or "").split("#", 1)[0])
+    return posixpath.normpath(posixpath.join(folder, path))
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _toc_titles(book: Any, opf: Any, items: dict[str, Any], folder: str) -> dict[str, str]:
+    """Chapter member -> its first title in the table of contents ({} when there is none)."""
+    nav = next((i for i in items.values() if "nav" in (i.get("properties") or "").split()), None)
+    found: dict[str, str] = {}
+    if nav is not None:
+        name = _member(folder, nav.get("href"))
+        tree = read_xml(book, name)
+        links = tree.xpath("//x:nav[@epub:type='toc']//x:a[@href]", namespaces=NS) or tree.xpath(
+            "//x:nav//x:a[@href]", namespaces=NS
+        )
+        for link in links:
+            found.setdefault(
+                _member(posixpath.dirname(name), link.get("href")), " ".join("".join(link.itertext()).split())
+            )
+    ncx = items.get(opf.xpath("string(opf:spine/@toc)", namespaces=NS))
+    if not found and ncx is not None:
+        name = _member(folder, ncx.get("href"))
+        for point in read_xml(book, name).iterfind(".//ncx:navPoint", NS):
+            label = point.xpath("string(ncx:navLabel/ncx:text)", namespaces=NS)
+            src = point.xpath("string(ncx:content/@src)", namespaces=NS)
+            if src and label.strip():
+                found.setdefault(_member(posixpath.dirname(name), src), " ".join(label.split()))
+    return {member: title for member, title in found.items() if title}
+
+
+def _headed(text: str, title: str | None) -> str:
+    """The chapter under its table-of-contents title, unless its first heading already says it."""
+    if not title:
+        return text
+    first = text.lstrip().split("\n", 1)[0]
+    match = _HEADING.match(first)
+    if match and " ".join(match.group(1).lower().split()) == title.lower():
+        return text
+    return f"# {title}\n\n{text}"
+
+
+def _drm(book: Any) -> bool:
+    """Whether encryption.xml encrypts more than fonts (font obfuscation is not DRM)."""
+    tree = read_xml(book, "META-INF/encryption.xml")
+    methods = tree.xpath("//*[local-name()='EncryptionMethod']/@Algorithm")
+    return any(method not in FONT_OBFUSCATION for method in methods)

@@ -149,10 +149,12 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     `lancelot init` calls this too, for "index a folder into it now".
     """
     from lancelot_cli.cli import render
+    from lancelot_cli.cli.links import remember
     from lancelot_cli.indexer.run import Options, run
 
     with render.index_progress() as (progress, on_embed):
         report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed)
+    remember(settings, source)  # for the links to files that `search` prints on a terminal
     summary = report.as_dict()
     render.index_summary(summary)
     return summary

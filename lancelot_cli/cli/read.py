@@ -44,8 +44,9 @@ STATUS_HELP = (
 STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
 SEARCH_HELP = (
     "Search the documents; what the lancedb_search tool does.\n\n"
-    "On a terminal: a table of rank, score, title, source and a snippet with the query's words highlighted "
-    "(a stacked list when the terminal is narrow). Piped: one plain block per hit. Notes (such as a fallback "
+    "On a terminal: a table of rank, score, where the hit is (its section, path:line - a link to the file "
+    "where the terminal supports one - and its id for `lancelot show`) and a snippet with the query's words "
+    "highlighted (a stacked list when the terminal is narrow). Piped: one plain block per hit. Notes (such as a fallback "
     "from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
     "meant for programs."
 )
@@ -200,8 +201,9 @@ def search(
     if json_out and jsonl_out:
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     wanted = parse_filters(filters)
+    settings = load_settings(ctx, db)
     reply, text = _answer(
-        load_settings(ctx, db),
+        settings,
         "lancedb_search",
         {
             "query": query,
@@ -234,7 +236,9 @@ def search(
     elif jsonl_out:
         render.search_lines(reply)
     else:
-        render.search_reply(reply)
+        from lancelot_cli.cli.links import folder_of
+
+        render.search_reply(reply, folder_of(settings, reply.table))
 
 
 def query(

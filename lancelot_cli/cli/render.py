@@ -13,15 +13,18 @@ terminal.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -30,6 +33,7 @@ from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Statu
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.storage.analyzer import split_words
+from lancelot_cli.storage.schema import HEADING, LINE_START
 from lancelot_cli.textmatch import query_words
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
@@ -70,12 +74,12 @@ def _score(value: Any) -> str:
 # -- search --------------------------------------------------------------------------------------------
 
 
-def search_reply(reply: SearchResult) -> None:
+def search_reply(reply: SearchResult, folder: Path | None = None) -> None:
     """Hits: a table on a wide terminal, a stacked list on a narrow one, plain blocks when piped.
 
-    The source is printed as the table has it: a path relative to the folder that was indexed. The
-    table does not record that folder, so no file:// hyperlink is made (it would point at the wrong
-    place whenever the working folder differs).
+    Each hit says where it is: its section (heading path), ``path:line`` as an editor opens it, and
+    its id for `lancelot show`. The source is a path relative to the indexed folder; with that
+    folder (``folder``: cli/links.py) and on a terminal, it is also an OSC 8 link to the file.
     """
     out = stdout()
     err = stderr()
@@ -88,39 +92,63 @@ def search_reply(reply: SearchResult) -> None:
     words = query_words(reply.query, split_words)
     if not out.is_terminal:
         _search_plain(out, reply.hits)
-    elif out.width >= WIDE:
-        _search_table(out, reply.hits, words)
     else:
-        _search_list(out, reply.hits, words)
+        linked = folder if folder is not None and os.environ.get("TERM") != "dumb" else None
+        (_search_table if out.width >= WIDE else _search_list)(out, reply.hits, words, linked)
     count = reply.count
     err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply.table!r} ({how})."), style="dim")
 
 
-def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
+def _line(hit: Hit) -> int | None:
+    """The file line the hit's chunk starts on (``line_start``), when the table has it."""
+    value = hit.metadata.get(LINE_START)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _at(hit: Hit) -> str:
+    """``path:line`` (or the path alone), as ripgrep and compilers print a place."""
+    line = _line(hit)
+    return shown(hit.source) + (f":{line}" if line else "")
+
+
+def _section(hit: Hit) -> str:
+    """The headings the chunk sits under ("Doc > Section"), else its title."""
+    heading = hit.metadata.get(HEADING)
+    return _one_line(heading if isinstance(heading, str) and heading.strip() else hit.title)
+
+
+def _where(hit: Hit, folder: Path | None) -> Text:
+    """Section, then ``path:line`` (a link to the file when ``folder`` is known), then the id."""
+    from lancelot_cli.cli.links import file_link
+
+    link = file_link(folder, hit.source, _line(hit)) if folder is not None else None
+    where = Text()
+    where.append(_section(hit), style="bold")
+    where.append("\n")
+    where.append(_at(hit), style=Style(color="cyan", link=link))
+    where.append("\n")
+    where.append(f"id {shown(hit.id)}", style="dim")
+    return where
+
+
+def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
     table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("title / source", ratio=1, min_width=18)
+    table.add_column("section / place / id", ratio=1, min_width=18)
     table.add_column("snippet", ratio=3)
     for rank, hit in enumerate(hits, start=1):
-        where = Text()
-        where.append(_one_line(hit.title), style="bold")
-        where.append("\n")
-        where.append(shown(hit.source), style="cyan")
-        table.add_row(str(rank), _score(hit.score), where, _highlight(_one_line(hit.snippet), words))
+        table.add_row(str(rank), _score(hit.score), _where(hit, folder), _highlight(_one_line(hit.snippet), words))
     out.print(table)
 
 
-def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
+def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", style="dim", no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(ratio=1)
     for rank, hit in enumerate(hits, start=1):
-        body = Text()
-        body.append(_one_line(hit.title), style="bold")
-        body.append("\n")
-        body.append(shown(hit.source), style="cyan")
+        body = _where(hit, folder)
         body.append("\n")
         body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
@@ -130,11 +158,13 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
 
 
 def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
+    """One block per hit: ``N. section  (score S)``, ``path:line  id ID``, the snippet."""
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
         if rank > 1:
             lines.append("")
-        lines.append(f"{rank}. {_one_line(hit.title)}  ({shown(hit.source)}, score {_score(hit.score)})")
+        lines.append(f"{rank}. {_section(hit)}  (score {_score(hit.score)})")
+        lines.append(f"   {_at(hit)}  id {shown(hit.id)}")
         lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()

@@ -23,6 +23,7 @@ from lancelot_cli.models import (
     ContextBlock,
     ContextMode,
     Document,
+    Hit,
     Overview,
     Ranking,
     SearchKind,
@@ -35,8 +36,21 @@ from lancelot_cli.models import (
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
+from lancelot_cli.storage.schema import HEADING, LINE_START
 
 __all__ = ["Embedder", "Engine"]
+
+
+def _chunk(hit: Hit) -> Chunk:
+    """A hit as a section of a context block: under its heading path, with its line and id."""
+    heading, line = hit.metadata.get(HEADING), hit.metadata.get(LINE_START)
+    return Chunk(
+        heading if isinstance(heading, str) and heading.strip() else hit.title,
+        hit.source,
+        plain_headings(hit.text),
+        hit.id,
+        line if isinstance(line, int) and not isinstance(line, bool) else None,
+    )
 
 
 class Engine:
@@ -178,7 +192,7 @@ class Engine:
             found = self.search(
                 SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix, filters=filters)
             )
-            chunks = [Chunk(h.title, h.source, plain_headings(h.text)) for h in found.hits]
+            chunks = [_chunk(hit) for hit in found.hits]
             table_name, mode, search_type, ranking, note = (
                 found.table,
                 "question",

@@ -38,6 +38,7 @@ class Document:
     kind: str = "text"  # "markdown", "text", "html" or "code"
     meta: dict[str, Any] = field(default_factory=dict)  # front matter, as table columns
     notes: tuple[str, ...] = ()  # what the reader should know: e.g. a page indexed only in part
+    first_line: int = 1  # the file's line that ``text`` starts on (after Markdown's front matter)
 
 
 class SourceError(Exception):
@@ -148,6 +149,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
     meta: dict[str, Any] = {}
     notes: list[str] = []
     title: str | None
+    first_line = 1
     if suffix in HTML:
         kind = "html"
         try:
@@ -161,11 +163,13 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
     elif suffix in MARKDOWN or suffix in TEXT:  # text files may use Markdown headings too
         kind = "markdown" if suffix in MARKDOWN else "text"
         if kind == "markdown":
+            lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n")
             try:
                 meta, text = frontmatter.split(text)
             except frontmatter.FrontMatterError as exc:
                 raise SourceError(f"{exc}; fix it or remove the block") from None
             text = site_markdown.clean(text)
+            first_line += lines - text.count("\n")
         given = next((v for k, v in meta.items() if str(k).strip().lower() == "title"), None)
         title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
         title = title or markdown_title(text)
@@ -173,7 +177,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         kind, title = "code", rel
     if not text.strip():
         raise SourceError("no text found")
-    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes))
+    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes), first_line)
 
 
 def nothing_readable(root: Path, skipped: list[tuple[str, str]]) -> str:

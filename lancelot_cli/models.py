@@ -92,6 +92,24 @@ class Document:
 
 
 @dataclass(frozen=True)
+class DocumentEntry:
+    """One indexed document as `lancelot ls` lists it: its chunks, its file's size in bytes (None
+    for a table another tool wrote) and its title."""
+
+    source: str
+    chunks: int
+    size: int | None
+    title: str
+
+
+@dataclass(frozen=True)
+class DocumentList:
+    table: str
+    path_prefix: str | None
+    documents: tuple[DocumentEntry, ...]
+
+
+@dataclass(frozen=True)
 class AgentDocument:
     """A document offered as an MCP prompt: a unique slug, its title and where it comes from."""
 

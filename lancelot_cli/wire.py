@@ -115,6 +115,16 @@ def _document(doc: m.Document) -> dict[str, Any]:
     }
 
 
+def _listing(listing: m.DocumentList) -> dict[str, Any]:
+    return {
+        **_with({"table": listing.table}, pathPrefix=listing.path_prefix),
+        "count": len(listing.documents),
+        "documents": [
+            _with({"source": d.source, "chunks": d.chunks}, size=d.size) | {"title": d.title} for d in listing.documents
+        ],
+    }
+
+
 def _agent(agent: m.AgentDocument) -> dict[str, Any]:
     return {"name": agent.name, "title": agent.title, "source": agent.source}
 
@@ -196,6 +206,7 @@ _CONVERTERS: dict[type, Any] = {
     m.ContextBlock: _context,
     m.Document: _document,
     m.AgentDocument: _agent,
+    m.DocumentList: _listing,
     m.TableStatus: _table,
     m.Status: _status,
     m.Version: _version,

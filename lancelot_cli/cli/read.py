@@ -33,7 +33,7 @@ HINTS = {
     "text_column": " (pass --text-column or set LANCEDB_TEXT_COLUMN)",
     "vector_column": " (pass --vector-column or set LANCEDB_VECTOR_COLUMN)",
     "find_ids": "; run `lancelot search` to find ids (shown as SOURCE#N)",
-    "find_source": " (run `lancelot search` to find one)",
+    "find_source": " (`lancelot ls` lists them; `lancelot search` finds one)",
 }
 
 STATUS_HELP = (
@@ -44,10 +44,10 @@ STATUS_HELP = (
 STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
 SEARCH_HELP = (
     "Search the documents; what the lancedb_search tool does.\n\n"
-    "On a terminal: a table of rank, score, where the hit is (its section, path:line - a link to the file "
-    "where the terminal supports one - and its id for `lancelot show`) and a snippet with the query's words "
-    "highlighted (a stacked list when the terminal is narrow). Piped: one plain block per hit. Notes (such as a fallback "
-    "from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
+    "On a terminal: a table of rank, score, where the hit is (its section, path:line - a link to the "
+    "file where the terminal supports one - and its id for `lancelot show`) and a snippet with the "
+    "query's words highlighted (a stacked list when the terminal is narrow). Piped: one plain block per "
+    "hit. Notes (such as a fallback from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
     "meant for programs."
 )
 SEARCH_EPILOG = (
@@ -64,6 +64,11 @@ VERSION_HELP = "Show Lancelot's version and the MCP protocol version on one line
 SHOW_HELP = (
     "Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
     "chunk N; what the lancedb_document tool does. Reads the database, never the files."
+)
+
+LS_HELP = (
+    "List the indexed documents (those whose path starts with PREFIX): path, chunks, the file's size "
+    "and title, by path. What to pass to `lancelot show`."
 )
 
 PathPrefix = Annotated[
@@ -380,3 +385,28 @@ def show(
         from lancelot_cli.cli import render
 
         render.document(reply)
+
+
+def ls(
+    ctx: typer.Context,
+    prefix: Annotated[
+        str | None,
+        typer.Argument(
+            help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: tutorial/).",
+            metavar="PREFIX",
+            show_default=False,
+        ),
+    ] = None,
+    table: Table = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the list as JSON on stdout (for scripts).")] = False,
+    db: Db = None,
+) -> None:
+    from lancelot_cli.engine import Engine
+
+    reply = _ask(lambda: Engine(load_settings(ctx, db)).documents(prefix, table=table))
+    if json_out:
+        typer.echo(to_json(reply))
+    else:
+        from lancelot_cli.cli import render
+
+        render.document_list(reply)

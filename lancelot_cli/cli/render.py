@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.visible import shown
-from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus
+from lancelot_cli.models import ContextBlock, Document, DocumentList, Hit, SearchResult, Status, TableStatus
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.storage.analyzer import split_words
@@ -209,6 +209,37 @@ def _markdown(context: str, included: int, budget: int, left_out: int) -> None:
         out.file.flush()
     stderr().print(
         f"{included} chunk(s), {len(context)} of {budget} characters" + (f", {left_out} left out" if left_out else ""),
+        style="dim",
+    )
+
+
+# -- ls ------------------------------------------------------------------------------------------------
+
+
+def _size(size: int | None) -> str:
+    if size is None:  # a table another tool wrote has no file sizes
+        return "-"
+    if size < 1024:
+        return f"{size} B"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+
+
+def document_list(reply: DocumentList) -> None:
+    """`ls`: one row per document (path, chunks, size, title); the count on stderr."""
+    out = stdout()
+    under = f" under {reply.path_prefix!r}" if reply.path_prefix else ""
+    if not reply.documents:
+        stderr().print(escape(f"No documents{under} in table {reply.table!r}."))
+        return
+    table = _grid_table(out, "path", "chunks", "size", "title")
+    for entry in reply.documents:
+        table.add_row(shown(entry.source), str(entry.chunks), _size(entry.size), _one_line(entry.title))
+    table.columns[1].justify = table.columns[2].justify = "right"
+    _print_table(out, table)
+    count = len(reply.documents)
+    chunks = sum(entry.chunks for entry in reply.documents)
+    stderr().print(
+        escape(f"{count} document{'s' if count != 1 else ''}{under}, {chunks} chunks, in table {reply.table!r}."),
         style="dim",
     )
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lancelot_cli.credentials import FoundKey, find_openai_key
-from lancelot_cli.engine import agents, documents
+from lancelot_cli.engine import agents, documents, listing
 from lancelot_cli.engine import search as searching
 from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
@@ -23,6 +23,7 @@ from lancelot_cli.models import (
     ContextBlock,
     ContextMode,
     Document,
+    DocumentList,
     Hit,
     Overview,
     Ranking,
@@ -246,6 +247,12 @@ class Engine:
         tbl = self._table(table)
         with tbl.reading():
             return documents.document(tbl, self.settings.text_column, source, chunk_id, before, after, budget)
+
+    def documents(self, path_prefix: str | None = None, table: str | None = None) -> DocumentList:
+        """The table's documents (under ``path_prefix``), by path: chunks, file size, title."""
+        tbl = self._table(table)
+        with tbl.reading():
+            return listing.documents(tbl, path_prefix or None)
 
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""

@@ -47,8 +47,8 @@ SEARCH_HELP = (
     "On a terminal: a table of rank, score, where the hit is (its section, path:line - a link to the "
     "file where the terminal supports one - and its id for `lancelot show`) and a snippet with the "
     "query's words highlighted (a stacked list when the terminal is narrow). Piped: one plain block per "
-    "hit. Notes (such as a fallback from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
-    "meant for programs."
+    "hit. Notes (such as a fallback from vector to text search) and the hit count go to stderr; --json "
+    "and --jsonl are the only output meant for programs."
 )
 SEARCH_EPILOG = (
     'Finding nothing is not an error: exit 0, with "No matches" on stderr (the --json reply has '

@@ -141,6 +141,7 @@ class TableStatus:
     indexed_at: str | None = None
     fts_coverage: Mapping[str, int] | None = None  # {"indexed", "unindexed"} when there is an index
     columns: tuple[str, ...] | None = None  # verbose only
+    search: str | None = None  # what a search of it does, one line (engine/readiness.py)
 
 
 @dataclass(frozen=True)

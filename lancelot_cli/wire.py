@@ -134,6 +134,7 @@ def _table(entry: m.TableStatus) -> dict[str, Any]:
         return {"name": entry.name, "error": entry.error}
     data = {
         "name": entry.name,
+        **_with({}, search=entry.search),
         "rows": entry.rows,
         "version": entry.version,
         "updatedAt": entry.updated_at,
@@ -317,4 +318,5 @@ def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
         indexed_at=data.get("indexedAt"),
         fts_coverage=data.get("fullTextCoverage"),
         columns=tuple(columns) if columns is not None else None,
+        search=data.get("search"),
     )

@@ -38,8 +38,9 @@ HINTS = {
 
 STATUS_HELP = (
     "Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
-    "one, when each was last written) and every setting with where it came from (flag, environment, "
-    "settings file, default)."
+    "one, when each was last written), what a search does on each (hybrid or text only, and why), "
+    "what `index --embed` would make vectors with, and every setting with where it came from (flag, "
+    "environment, settings file, default)."
 )
 STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
 SEARCH_HELP = (

@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.visible import shown
-from lancelot_cli.models import ContextBlock, Document, DocumentList, Hit, SearchResult, Status, TableStatus
+from lancelot_cli.models import ContextBlock, Document, DocumentList, Embeddings, Hit, SearchResult, Status, TableStatus
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.storage.analyzer import split_words
@@ -299,6 +299,36 @@ def _grid_table(out: Console, *headers: str) -> Table:
     return table
 
 
+def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...]) -> str:
+    """What `lancelot index --embed` would embed with (EMBEDDING_MODEL and the key are for new
+    vectors: a table's vectors are searched with the model that made them, as its Search line says)."""
+    from lancelot_cli.local_embed import available, install, is_local, same_model
+
+    if is_local(emb.model):
+        extra = "" if available() else f", which needs the local extra ({install()})"
+        return f"`lancelot index SRC --embed` makes them with {emb.model} on this machine{extra}"
+    if emb.key_source or emb.base_url:
+        where = emb.base_url or "OpenAI"
+        key = f" (key from {emb.key_source})" if emb.key_source else ""
+        other = [
+            t.name
+            for t in tables
+            if t.embedding_model
+            and t.embedding_model != emb.model
+            and not (is_local(t.embedding_model) and is_local(emb.model) and same_model(t.embedding_model, emb.model))
+        ]
+        replaced = (
+            f"; in table {', '.join(repr(n) for n in other)} they would replace the vectors of another model"
+            if other
+            else ""
+        )
+        return f"`lancelot index SRC --embed` makes them with {emb.model} through {where}{key}{replaced}"
+    return (
+        "`lancelot index SRC --embed` needs an OpenAI key (set OPENAI_API_KEY or run `lancelot init`) or "
+        "a local model (--embed-model local:NAME); text search works without either"
+    )
+
+
 def status_reply(reply: Status, settings: Settings, background: str | None = None) -> None:
     """Database, a table of its tables, vector search, the background server (``background``: one
     line, cli/background.py) and the settings with where each came from."""
@@ -327,13 +357,11 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
         out.print("No tables yet: run `lancelot index SRC DB`.")
     emb = reply.embeddings
     out.print()
-    if emb.available:
-        out.print(f"[bold]Vector search[/]  available (key from {emb.key_source}), model {escape(emb.model)}")
-    else:
-        out.print(
-            "[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
-            "text search works without one"
-        )
+    searchable = [entry for entry in reply.tables if entry.search]
+    for n, entry in enumerate(searchable):
+        label = "[bold]Search[/]" if n == 0 else "      "
+        out.print(f"{label}  {escape(entry.name)}: {escape(entry.search or '')}")
+    out.print(f"[bold]New vectors[/]  {escape(_new_vectors(emb, reply.tables))}")
     if background is not None:
         out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()

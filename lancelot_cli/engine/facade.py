@@ -264,7 +264,7 @@ class Engine:
 
     def status(self, verbose: bool = False) -> Status:
         """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
-        return statuses.status(self.settings, self.database, self._find_key(), verbose)
+        return statuses.status(self.settings, self.database, self._find_key(), verbose, self._embedding)
 
     def warm_embeddings(self) -> str | None:
         """Start loading the local model the default table's vectors are searched with (in a background

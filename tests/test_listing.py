@@ -94,3 +94,69 @@ def test_a_mistyped_command_is_one_clean_sentence() -> None:
     assert result.stderr.strip() == (
         "lancelot: error: No such command 'serch'. Did you mean 'search', 'serve'? See `lancelot --help`."
     )
+
+
+# -- the tail of a search: a screenful on a terminal; serve without a database says so ------------
+
+
+def test_a_terminal_search_defaults_to_a_screenful(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lancelot_cli.cli.read import TERMINAL_LIMIT, terminal_limit
+    from lancelot_cli.settings import load
+
+    default = load()
+    assert TERMINAL_LIMIT == 10 < default.default_limit
+    assert terminal_limit(default, None, on_terminal=True) == 10
+    assert terminal_limit(default, None, on_terminal=False) is None  # piped: the setting's default, as MCP
+    assert terminal_limit(default, 30, on_terminal=True) == 30
+    monkeypatch.setenv("LANCEDB_DEFAULT_LIMIT", "15")  # a limit the user chose wins on a terminal too
+    assert terminal_limit(load(), None, on_terminal=True) is None
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(25):
+        (folder / f"note-{n:02}.md").write_text(f"# Note {n}\n\nThe widget number {n} is blue.\n")
+    db = tmp_path / "db"
+    assert cli("index", folder, db).exit_code == 0
+    return db
+
+
+@pytest.mark.slow
+def test_search_shows_ten_hits_on_a_terminal_and_twenty_piped(many: Path) -> None:
+    import os
+    import pty
+    import subprocess
+
+    from tests.conftest import lancelot_command, subprocess_env
+    from tests.support.terminal import read_all
+
+    leader, follower = pty.openpty()
+    env = subprocess_env(TERM="xterm-256color", COLUMNS="120")
+    env.pop("LANCEDB_DEFAULT_LIMIT", None)
+    proc = subprocess.Popen(
+        [*lancelot_command(), "search", "widget", "--db", str(many)],
+        stdin=follower,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    read_all(leader)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=60) == 0, err
+    os.close(leader)
+    assert "10 hits in table" in err
+    piped = cli("search", "widget", "--db", many)
+    assert "20 hits in table" in piped.stderr
+
+
+def test_serve_without_a_database_warns_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from lancelot_cli.cli.serve import warn_missing_database
+    from lancelot_cli.settings import Settings
+
+    warn_missing_database(Settings())
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("lancelot: warning: no database configured;") and "LANCEDB_PATH" in err

@@ -9,6 +9,7 @@ cli/background.py), else by the engine in-process.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -19,7 +20,7 @@ from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.settings import Settings
+from lancelot_cli.settings import BY_NAME, Settings
 from lancelot_cli.wire import context_from_wire, document_from_wire, search_from_wire, status_from_wire, to_json
 
 if TYPE_CHECKING:
@@ -155,10 +156,36 @@ def _ask(call: Callable[[], T]) -> T:
         raise type(exc)(exc.worded(HINTS)) from None
 
 
+TERMINAL_LIMIT = 10  # hits `search` shows on a terminal when no limit is asked for (a screenful)
+
+SearchLimit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        min=1,
+        max=MAX_LIMIT,
+        metavar="N",
+        help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT, or {TERMINAL_LIMIT} on a "
+        f"terminal and {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default} piped].",
+        show_default=False,
+    ),
+]
+
+
+def terminal_limit(settings: Settings, limit: int | None, on_terminal: bool) -> int | None:
+    """The limit of a search for a person: as asked, else LANCEDB_DEFAULT_LIMIT when it was set,
+    else a screenful on a terminal (20 hits drew 136 lines). Piped, scripts and the MCP tool keep
+    the setting's default."""
+    if limit is not None or not on_terminal or settings.sources.get("LANCEDB_DEFAULT_LIMIT", "default") != "default":
+        return limit
+    return min(TERMINAL_LIMIT, settings.default_limit)
+
+
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY", show_default=False)],
-    limit: Limit = None,
+    limit: SearchLimit = None,
     search_type: Annotated[
         SearchType,
         typer.Option(
@@ -208,6 +235,7 @@ def search(
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     wanted = parse_filters(filters)
     settings = load_settings(ctx, db)
+    limit = terminal_limit(settings, limit, not (json_out or jsonl_out) and sys.stdout.isatty())
     reply, text = _answer(
         settings,
         "lancedb_search",

@@ -42,12 +42,13 @@ def index(
         bool | None,
         typer.Option(
             "--embed/--no-embed",
-            help="Also write vectors made with EMBEDDING_MODEL through the "
-            "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
-            "or with a local model when no key is set; unchanged chunks "
-            "keep their vectors. [default: with a local model when one "
-            "is on this machine (the local extra installed, nothing "
-            "downloaded), else text only]",
+            help="Also write vectors (unchanged chunks keep theirs). A local model makes them when "
+            "EMBEDDING_MODEL (or --embed-model) is local:NAME, or when neither an OpenAI key nor "
+            "OPENAI_BASE_URL is set: then the table's own local model, else all-MiniLM-L6-v2 if it is "
+            "downloaded already. Otherwise EMBEDDING_MODEL through the OpenAI-compatible API at "
+            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). [default: a local "
+            "model only when one is on this machine (the local extra installed, nothing downloaded), "
+            "else text only]",
             show_default=False,
         ),
     ] = None,

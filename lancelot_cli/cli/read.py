@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -140,10 +141,19 @@ def _answer(
         if whole is not None:
             return from_wire(whole), json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
     from lancelot_cli.engine import Engine
+    from lancelot_cli.local_embed import announced_to
 
     engine = Engine(settings)
-    reply = _ask(lambda: local(engine))
+    with announced_to(_waiting):  # a search that loads a local model says so on a terminal
+        reply = _ask(lambda: local(engine))
     return reply, to_json(reply)
+
+
+def _waiting(message: str) -> AbstractContextManager[None]:
+    """render's spinner, imported (with rich) only when a model does load."""
+    from lancelot_cli.cli.render import waiting
+
+    return waiting(message)
 
 
 def _ask(call: Callable[[], T]) -> T:

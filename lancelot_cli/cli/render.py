@@ -373,6 +373,21 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
 
 
+# -- waiting -------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def waiting(message: str) -> Iterator[None]:
+    """A spinner with ``message`` on stderr while a slow step runs (loading a local model), on a
+    terminal only: piped output and logs get nothing."""
+    err = stderr()
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(escape(message)):
+        yield
+
+
 # -- index ---------------------------------------------------------------------------------------------
 
 
@@ -395,6 +410,12 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
         reading = bar.add_task("reading", total=None)
         embedding = bar.add_task("embedding", total=None, visible=False)
 
+        @contextmanager
+        def loading(message: str) -> Iterator[None]:  # a local model loads before the first file is read
+            bar.update(reading, description=escape(message))
+            yield
+            bar.update(reading, description="reading")
+
         def progress(rel: str, done: int, total: int) -> None:
             bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
 
@@ -409,7 +430,10 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
             rate = f", {made / elapsed:.1f} chunks/s" if made and elapsed > 0 else ""
             bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model}{rate})")
 
-        yield progress, on_embed
+        from lancelot_cli.local_embed import announced_to
+
+        with announced_to(loading):
+            yield progress, on_embed
 
 
 def index_summary(report: dict[str, Any]) -> None:

@@ -42,10 +42,10 @@ def list_tables(db_uri: str) -> list[str]:
     """
     if not is_local(db_uri) or not os.path.isdir(db_uri):
         return []
-    from lancelot_cli.storage.reader import ReadOnlyDatabase
+    from lancelot_cli.storage.reader import quick_table_names
 
-    try:
-        return list(ReadOnlyDatabase(db_uri).table_names())
+    try:  # the folder's listing: opening the database imported lancedb first (~10 s on a cold disk)
+        return quick_table_names(db_uri) or []
     except Exception as exc:  # noqa: BLE001 - an unreadable or remote database: init can still store the path
         say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); `lancelot status` will say more")
         return []

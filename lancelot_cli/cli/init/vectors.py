@@ -58,8 +58,11 @@ def local_problem(raw: str) -> str | None:
 
 def model_dimension(model: str) -> int:
     """Load ``model`` (offline) and embed one text; the vector size. Raises ``EmbeddingError``."""
+    from lancelot_cli.cli.render import waiting
+
     embedder = local_embed.LocalEmbedder(model, offline=True)
-    return len(embedder.embed([CHECK_TEXT])[0])
+    with local_embed.announced_to(waiting):
+        return len(embedder.embed([CHECK_TEXT])[0])
 
 
 class EmbeddingQuestions:

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner
 
+from lancelot_cli import local_embed
 from lancelot_cli.cli.app import app
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
@@ -112,3 +113,21 @@ def test_an_api_model_table_with_a_key_is_hybrid_and_the_tool_says_so(vector_env
 
     tables = {t["name"]: t["search"] for t in anyio.run(tool)["tables"]}
     assert tables == {"documents": line, "textonly": NO_VECTORS}
+
+
+def test_a_missing_model_folder_says_text_only(
+    local_db: Path, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.copytree(model, moved)
+    shutil.rmtree(model)
+    monkeypatch.setattr(local_embed, "_shared", {})  # as in a new process: the model loads anew, and fails
+    try:
+        engine = engine_for(local_db, monkeypatch)
+        line = engine.status().tables[0].search
+        assert line == f"text only: the vectors were made with the model in {model.resolve()}, which is not there"
+        _agrees(line, engine)
+    finally:
+        shutil.copytree(moved, model)

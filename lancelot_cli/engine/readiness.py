@@ -42,7 +42,10 @@ def search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: s
         extra = local_embed.install()
         return f"{text} only: the vectors were made with {model_name(model)}, which needs the local extra ({extra})"
     used = f"{model_name(model)}, {column.dimension}-d"
+    folder = plan.model[len(local_embed.PREFIX) :] if plan.model else ""
     if plan.model and not local_embed.maybe_here(plan.model):
+        if folder.startswith("/"):  # a folder is never downloaded: the search falls back to text
+            return f"{text} only: the vectors were made with the model in {folder}, which is not there"
         used += ", downloaded on the first search"
     elif plan.key is not None:
         used += f", key from {plan.key.source}"

@@ -28,7 +28,8 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -124,6 +125,31 @@ def available() -> bool:
     return importlib.util.find_spec("fastembed") is not None
 
 
+# Who is told that a model is loading, a wait of seconds to minutes: a function of the message that
+# returns a context manager for the wait (the CLI's spinner, cli/render.py `waiting`); None in a
+# server, which has no person to tell.
+Announce = Callable[[str], AbstractContextManager[object]]
+_ANNOUNCE: list[Announce] = []
+
+
+@contextlib.contextmanager
+def announced_to(announce: Announce) -> Iterator[None]:
+    """While inside, a model that loads says so through ``announce``."""
+    _ANNOUNCE.append(announce)
+    try:
+        yield
+    finally:
+        _ANNOUNCE.remove(announce)
+
+
+def _announced(model: str, offline: bool) -> AbstractContextManager[object]:
+    if not _ANNOUNCE:
+        return contextlib.nullcontext()
+    name = model[len(PREFIX) :]
+    fetch = not offline and not name.startswith("/") and not maybe_here(model)
+    return _ANNOUNCE[-1](f"{'Downloading and loading' if fetch else 'Loading'} the local model {name}…")
+
+
 class LocalEmbedder:
     """Turns texts into vectors with one local model, loaded on first use (or by ``warm``).
 
@@ -154,8 +180,10 @@ class LocalEmbedder:
             if self._error is not None:
                 raise self._error
             if self._encoder is None:
+                offline = self._offline or cached_only
                 try:
-                    self._encoder = _load(self.model[len(PREFIX) :], self._threads, self._offline or cached_only)
+                    with _announced(self.model, offline):
+                        self._encoder = _load(self.model[len(PREFIX) :], self._threads, offline)
                 except EmbeddingError as exc:
                     if self._offline or not cached_only:
                         self._error = exc
@@ -255,6 +283,8 @@ def _registry_name(text_embedding: Any, name: str) -> str:
 
 
 def _load(name: str, threads: int | None, offline: bool) -> Any:
+    if not offline and not name.startswith("/") and not maybe_here(PREFIX + name):
+        _check_hub(name)  # a download: fail in seconds when there is no network, not after fastembed's retries
     fastembed = _fastembed()
     from loguru import logger  # fastembed's logger: its download retries would print to stderr
 
@@ -279,6 +309,17 @@ def _load(name: str, threads: int | None, offline: bool) -> Any:
         ) from None
     _cap_tokens(encoder)
     return encoder
+
+
+def _check_hub(name: str) -> None:
+    from lancelot_cli.hub import unreachable
+
+    problem = unreachable()
+    if problem:
+        raise EmbeddingError(
+            f"cannot download {name}: {problem}; connect once to download it (it runs offline after that), "
+            f"or pass a model folder as local:/path/to/folder"
+        )
 
 
 def check_folder(folder: Path, next_step: str = "") -> None:

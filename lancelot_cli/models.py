@@ -99,6 +99,24 @@ class Document:
 
 
 @dataclass(frozen=True)
+class DocumentEntry:
+    """One indexed document as `lancelot ls` lists it: its chunks, its file's size in bytes (None
+    for a table another tool wrote) and its title."""
+
+    source: str
+    chunks: int
+    size: int | None
+    title: str
+
+
+@dataclass(frozen=True)
+class DocumentList:
+    table: str
+    path_prefix: str | None
+    documents: tuple[DocumentEntry, ...]
+
+
+@dataclass(frozen=True)
 class AgentDocument:
     """A document offered as an MCP prompt: a unique slug, its title and where it comes from."""
 
@@ -130,6 +148,7 @@ class TableStatus:
     indexed_at: str | None = None
     fts_coverage: Mapping[str, int] | None = None  # {"indexed", "unindexed"} when there is an index
     columns: tuple[str, ...] | None = None  # verbose only
+    search: str | None = None  # what a search of it does, one line (engine/readiness.py)
 
 
 @dataclass(frozen=True)

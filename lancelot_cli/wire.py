@@ -115,6 +115,16 @@ def _document(doc: m.Document) -> dict[str, Any]:
     }
 
 
+def _listing(listing: m.DocumentList) -> dict[str, Any]:
+    return {
+        **_with({"table": listing.table}, pathPrefix=listing.path_prefix),
+        "count": len(listing.documents),
+        "documents": [
+            _with({"source": d.source, "chunks": d.chunks}, size=d.size) | {"title": d.title} for d in listing.documents
+        ],
+    }
+
+
 def _agent(agent: m.AgentDocument) -> dict[str, Any]:
     return {"name": agent.name, "title": agent.title, "source": agent.source}
 
@@ -124,6 +134,7 @@ def _table(entry: m.TableStatus) -> dict[str, Any]:
         return {"name": entry.name, "error": entry.error}
     data = {
         "name": entry.name,
+        **_with({}, search=entry.search),
         "rows": entry.rows,
         "version": entry.version,
         "updatedAt": entry.updated_at,
@@ -197,6 +208,7 @@ _CONVERTERS: dict[type, Any] = {
     m.ContextBlock: _context,
     m.Document: _document,
     m.AgentDocument: _agent,
+    m.DocumentList: _listing,
     m.TableStatus: _table,
     m.Status: _status,
     m.Version: _version,
@@ -307,4 +319,5 @@ def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
         indexed_at=data.get("indexedAt"),
         fts_coverage=data.get("fullTextCoverage"),
         columns=tuple(columns) if columns is not None else None,
+        search=data.get("search"),
     )

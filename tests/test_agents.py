@@ -271,7 +271,8 @@ async def test_filters_through_the_mcp_tools(adr_db: Path) -> None:
         assert hit["title"] == ADRS[ACCEPTED][0]
         assert hit["metadata"]["status"] == "accepted" and hit["metadata"]["tags"] == ["storage", "search"]
         assert hit["metadata"]["number"] == 1 and hit["metadata"]["draft"] is False
-        assert not {"hash", "file_size", "file_mtime", "file_hash", "line_start", "line_end"} & set(hit["metadata"])
+        assert not {"hash", "file_size", "file_mtime", "file_hash"} & set(hit["metadata"])
+        assert hit["metadata"]["line_start"] > 1  # where the chunk starts in the file, after its front matter
 
         query = _text(
             await client.call_tool(
@@ -379,7 +380,7 @@ def test_source_files_are_indexed_as_line_windows(mixed_index: tuple[Path, Index
         assert row["heading"] is None
     (sql,) = [row for row in rows if row["path"] == "src/schema.sql"]
     assert (sql["title"], sql["line_start"], sql["line_end"]) == ("src/schema.sql:1-3", 1, 3)
-    assert all(row["line_start"] is None for row in rows if row["path"].endswith(".md"))
+    assert all(row["line_start"] >= 1 for row in rows if row["path"].endswith(".md"))  # prose has lines too
 
 
 @pytest.mark.parametrize(("name", "line"), [("compute_invoice_total", 100), ("LedgerBook", 20)])
@@ -407,7 +408,10 @@ def test_markdown_hits_carry_their_heading_path(mixed_db: Path, query: str, head
     hit = wired(engine_for(mixed_db)).search(query, limit=3)["hits"][0]
     assert hit["source"] == "docs/guide.md" and hit["title"] == "Widget guide"
     assert hit["metadata"]["heading"] == heading
-    assert "line_start" not in hit["metadata"] and "line_end" not in hit["metadata"]
+    first, last = hit["metadata"]["line_start"], hit["metadata"]["line_end"]  # lines of prose too (issue 24)
+    lines = GUIDE.splitlines()
+    assert 1 <= first <= last <= len(lines) and lines[first - 1].strip()
+    assert heading.split(" > ")[-1] in "\n".join(lines[:first])  # its heading comes at or before its start
     assert "title:" not in hit["snippet"]
 
 

@@ -979,7 +979,7 @@ def test_an_error_hint_is_worded_for_an_agent_and_for_a_person(monkeypatch, samp
     assert "(use lancedb_search to find one)" in anyio.run(tool, "lancedb_document", {"source": "nope.md"})
     assert "(pass textColumn or set" in anyio.run(tool, "lancedb_search", {"query": "x", "textColumn": "nope"})
     shown = CliRunner().invoke(app, ["show", "nope.md"], prog_name="lancelot")
-    assert shown.exit_code == 1 and "(run `lancelot search` to find one)" in shown.stderr
+    assert shown.exit_code == 1 and "(`lancelot ls` lists them; `lancelot search` finds one)" in shown.stderr
     assert "lancedb_" not in shown.stderr
     searched = CliRunner().invoke(app, ["search", "x", "--text-column", "nope"], prog_name="lancelot")
     assert searched.exit_code == 1 and "(pass --text-column or set LANCEDB_TEXT_COLUMN)" in searched.stderr

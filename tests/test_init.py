@@ -835,3 +835,27 @@ def test_init_help_imports_no_heavy_library(tmp_path):
     modules = json.loads((tmp_path / "m.json").read_text())
     heavy = ("questionary", "prompt_toolkit", "keyring", "openai", "lancedb", "cryptography")
     assert [m for m in modules if m.split(".")[0] in heavy] == []
+
+
+# -- a stored key when vectors are turned off (issue 24) --------------------------------------------
+
+
+def test_text_search_only_asks_whether_to_remove_the_stored_key(tmp_path, sample_db, isolated_env, capsys):
+    keyfile.write_key(isolated_env, KEY)
+    asked: list[str] = []
+    # folder, table, then "Not at all: text search only" (two down), then "Remove it?" yes
+    plan = wizard(f"{CLEAR}{sample_db}{ENTER}" + ENTER + DOWN * 2 + ENTER + "y", cwd=tmp_path, asked=asked)
+    err = capsys.readouterr().err
+    assert f"An OpenAI key is stored ({KEY[:3]}…{KEY[-4:]}, in the key file)." in err  # said before the choice
+    assert any("would still use it. Remove it?" in question for question in asked)
+    assert plan.key_action == "remove" and find_openai_key(isolated_env, environ={}) is None
+    assert "The stored key was removed." in err
+
+
+def test_no_api_key_without_a_terminal_says_the_stored_key_stays(sample_db, isolated_env):
+    keyfile.write_key(isolated_env, KEY)
+    result = cli("--db", sample_db, "--no-api-key")
+    assert result.exit_code == 0, result.stderr
+    assert f"The stored OpenAI key ({KEY[:3]}…{KEY[-4:]}, in the key file) stays" in result.stderr
+    assert "lancelot init --forget" in result.stderr
+    assert keyfile.read_key(isolated_env) == KEY

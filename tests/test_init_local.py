@@ -91,11 +91,13 @@ def test_a_rerun_offers_the_local_model_again_and_text_only_drops_it(tmp_path, s
     plan = wizard(ENTER * 4, cwd=tmp_path)  # folder, table, "on this machine" (the default now), the model
     assert stored_settings(isolated_env) == previous and plan.key_action == "keep"
 
-    plan = wizard(ENTER * 2 + DOWN + ENTER, cwd=tmp_path)  # one down from "on this machine": text only
+    # one down from "on this machine": text only; then "remove the stored key?": Enter, no
+    plan = wizard(ENTER * 2 + DOWN + ENTER + ENTER, cwd=tmp_path)
     err = capsys.readouterr().err
     assert stored_settings(isolated_env) == {"LANCEDB_PATH": str(sample_db), "LANCEDB_TABLE": "documents"}
     assert "Text search only" in err
     assert (isolated_env / keyfile.KEY_FILE).read_bytes() == key_file  # the stored key is left as it was
+    assert "stays; `lancelot init --forget` removes it" in err
 
 
 @WITH_FASTEMBED

@@ -71,7 +71,7 @@ def test_search_on_a_wide_terminal_is_a_coloured_table(sample_db: Path) -> None:
     out, err, code = on_terminal(["search", "refund policy", "--db", str(sample_db), "-n", "3"], 120)
     assert code == 0, err
     text = visible(out)
-    assert re.search(r"#\s+score\s+title / source\s+snippet", text), text
+    assert re.search(r"#\s+score\s+section / place / id\s+snippet", text), text
     for hit in hits(sample_db, "refund policy", "-n", "3"):
         assert hit["title"] in text and hit["source"] in text
     assert re.search(r"\x1b\[[0-9;]*33m[Rr]efund\x1b\[0m", out), "matched words are highlighted"
@@ -85,7 +85,7 @@ def test_search_on_a_narrow_terminal_is_a_list_that_fits(sample_db: Path) -> Non
     out, err, code = on_terminal(["search", "refund policy", "--db", str(sample_db), "-n", "2"], 60)
     assert code == 0, err
     text = visible(out)
-    assert "title / source" not in text
+    assert "section / place / id" not in text
     assert re.search(r"^\s*1\.\s+\d+\.\d{3}\s+\S", text, re.M), text
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 60
     for hit in hits(sample_db, "refund policy", "-n", "2"):
@@ -106,7 +106,9 @@ def test_search_piped_is_plain_blocks(sample_db: Path) -> None:
     assert not ANSI.search(result.stdout)
     expected = []
     for rank, hit in enumerate(hits(sample_db, "refund policy", "-n", "2"), start=1):
-        expected.append(f"{rank}. {hit['title']}  ({hit['source']}, score {hit['score']:.3f})")
+        section = hit["metadata"].get("heading") or hit["title"]
+        expected.append(f"{rank}. {section}  (score {hit['score']:.3f})")
+        expected.append(f"   {hit['source']}:{hit['metadata']['line_start']}  id {hit['id']}")
         expected.append("   " + " ".join(hit["snippet"].split()))
     assert [line for line in result.stdout.splitlines() if line] == expected
     assert "2 hits in table 'documents'" in result.stderr

@@ -192,7 +192,9 @@ def _usage_fail(exc: typer.TyperException) -> None:
         raise exc
     sub = getattr(exc, "ctx", None)
     where = sub.command_path if sub is not None else "lancelot"
-    _fail(f"{exc.format_message().rstrip('.')}; see `{where} --help`", exc.exit_code)
+    message = exc.format_message().strip().rstrip(".")
+    # "No such command 'serch'. Did you mean 'search', 'serve'?" ends a sentence of its own.
+    _fail(message + (f" See `{where} --help`." if message.endswith("?") else f"; see `{where} --help`"), exc.exit_code)
 
 
 app = typer.Typer(
@@ -247,6 +249,7 @@ def _register() -> None:
     command("search", read.SEARCH_HELP, read.search, read.SEARCH_EPILOG)
     command("query", read.QUERY_HELP, read.query)
     command("show", read.SHOW_HELP, read.show)
+    command("ls", read.LS_HELP, read.ls)
     command("version", read.VERSION_HELP, read.version)
     command("init", init.HELP, init.init)
 

@@ -109,6 +109,8 @@ EXAMPLES: tuple[Example, ...] = (
         stdout_to="context.md",
     ),
     Example("show", "lancelot show policies/warranty.md --db ./sample-db"),
+    Example("show-near", "lancelot show warranty.md --db ./sample-db", terminal=False, show_exit=True),
+    Example("ls", "lancelot ls policies/ --db ./sample-db"),
     Example("error", 'lancelot search "refund" --db ./sample-db --table nosuch', show_exit=True),
     Example("version", "lancelot version", terminal=False),
     Example("version-json", "lancelot version --json", terminal=False),

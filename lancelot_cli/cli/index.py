@@ -42,12 +42,13 @@ def index(
         bool | None,
         typer.Option(
             "--embed/--no-embed",
-            help="Also write vectors made with EMBEDDING_MODEL through the "
-            "OpenAI-compatible API at OPENAI_BASE_URL (needs a key), "
-            "or with a local model when no key is set; unchanged chunks "
-            "keep their vectors. [default: with a local model when one "
-            "is on this machine (the local extra installed, nothing "
-            "downloaded), else text only]",
+            help="Also write vectors (unchanged chunks keep theirs). A local model makes them when "
+            "EMBEDDING_MODEL (or --embed-model) is local:NAME, or when neither an OpenAI key nor "
+            "OPENAI_BASE_URL is set: then the table's own local model, else all-MiniLM-L6-v2 if it is "
+            "downloaded already. Otherwise EMBEDDING_MODEL through the OpenAI-compatible API at "
+            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). [default: a local "
+            "model only when one is on this machine (the local extra installed, nothing downloaded), "
+            "else text only]",
             show_default=False,
         ),
     ] = None,
@@ -149,10 +150,12 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     `lancelot init` calls this too, for "index a folder into it now".
     """
     from lancelot_cli.cli import render
+    from lancelot_cli.cli.links import remember
     from lancelot_cli.indexer.run import Options, run
 
     with render.index_progress() as (progress, on_embed):
         report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed)
+    remember(settings, source)  # for the links to files that `search` prints on a terminal
     summary = report.as_dict()
     render.index_summary(summary)
     return summary

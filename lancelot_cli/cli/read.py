@@ -9,7 +9,9 @@ cli/background.py), else by the engine in-process.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -19,7 +21,7 @@ from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.settings import Settings
+from lancelot_cli.settings import BY_NAME, Settings
 from lancelot_cli.wire import context_from_wire, document_from_wire, search_from_wire, status_from_wire, to_json
 
 if TYPE_CHECKING:
@@ -33,21 +35,23 @@ HINTS = {
     "text_column": " (pass --text-column or set LANCEDB_TEXT_COLUMN)",
     "vector_column": " (pass --vector-column or set LANCEDB_VECTOR_COLUMN)",
     "find_ids": "; run `lancelot search` to find ids (shown as SOURCE#N)",
-    "find_source": " (run `lancelot search` to find one)",
+    "find_source": " (`lancelot ls` lists them; `lancelot search` finds one)",
 }
 
 STATUS_HELP = (
     "Show the database, a table of its tables (rows, full-text index, vectors and how many rows lack "
-    "one, when each was last written) and every setting with where it came from (flag, environment, "
-    "settings file, default)."
+    "one, when each was last written), what a search does on each (hybrid or text only, and why), "
+    "what `index --embed` would make vectors with, and every setting with where it came from (flag, "
+    "environment, settings file, default)."
 )
 STATUS_EPILOG = "Exits 1 when the database cannot be opened (with --json, after printing the reply)."
 SEARCH_HELP = (
     "Search the documents; what the lancedb_search tool does.\n\n"
-    "On a terminal: a table of rank, score, title, source and a snippet with the query's words highlighted "
-    "(a stacked list when the terminal is narrow). Piped: one plain block per hit. Notes (such as a fallback "
-    "from vector to text search) and the hit count go to stderr; --json and --jsonl are the only output "
-    "meant for programs."
+    "On a terminal: a table of rank, score, where the hit is (its section, path:line - a link to the "
+    "file where the terminal supports one - and its id for `lancelot show`) and a snippet with the "
+    "query's words highlighted (a stacked list when the terminal is narrow). Piped: one plain block per "
+    "hit. Notes (such as a fallback from vector to text search) and the hit count go to stderr; --json "
+    "and --jsonl are the only output meant for programs."
 )
 SEARCH_EPILOG = (
     'Finding nothing is not an error: exit 0, with "No matches" on stderr (the --json reply has '
@@ -66,6 +70,11 @@ SHOW_HELP = (
     "Print one indexed document (its chunks in order, joined), or with SOURCE#N the chunks around "
     "chunk N, or with --page N page N of a PDF; what the lancedb_document tool does. Reads the "
     "database, never the files."
+)
+
+LS_HELP = (
+    "List the indexed documents (those whose path starts with PREFIX): path, chunks, the file's size "
+    "and title, by path. What to pass to `lancelot show`."
 )
 
 PathPrefix = Annotated[
@@ -135,10 +144,19 @@ def _answer(
         if whole is not None:
             return from_wire(whole), json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
     from lancelot_cli.engine import Engine
+    from lancelot_cli.local_embed import announced_to
 
     engine = Engine(settings)
-    reply = _ask(lambda: local(engine))
+    with announced_to(_waiting):  # a search that loads a local model says so on a terminal
+        reply = _ask(lambda: local(engine))
     return reply, to_json(reply)
+
+
+def _waiting(message: str) -> AbstractContextManager[None]:
+    """render's spinner, imported (with rich) only when a model does load."""
+    from lancelot_cli.cli.render import waiting
+
+    return waiting(message)
 
 
 def _ask(call: Callable[[], T]) -> T:
@@ -151,10 +169,36 @@ def _ask(call: Callable[[], T]) -> T:
         raise type(exc)(exc.worded(HINTS)) from None
 
 
+TERMINAL_LIMIT = 10  # hits `search` shows on a terminal when no limit is asked for (a screenful)
+
+SearchLimit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        min=1,
+        max=MAX_LIMIT,
+        metavar="N",
+        help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT, or {TERMINAL_LIMIT} on a "
+        f"terminal and {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default} piped].",
+        show_default=False,
+    ),
+]
+
+
+def terminal_limit(settings: Settings, limit: int | None, on_terminal: bool) -> int | None:
+    """The limit of a search for a person: as asked, else LANCEDB_DEFAULT_LIMIT when it was set,
+    else a screenful on a terminal (20 hits drew 136 lines). Piped, scripts and the MCP tool keep
+    the setting's default."""
+    if limit is not None or not on_terminal or settings.sources.get("LANCEDB_DEFAULT_LIMIT", "default") != "default":
+        return limit
+    return min(TERMINAL_LIMIT, settings.default_limit)
+
+
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY", show_default=False)],
-    limit: Limit = None,
+    limit: SearchLimit = None,
     search_type: Annotated[
         SearchType,
         typer.Option(
@@ -203,8 +247,10 @@ def search(
     if json_out and jsonl_out:
         raise typer.BadParameter("use one of --json and --jsonl", param_hint="'--jsonl'")
     wanted = parse_filters(filters)
+    settings = load_settings(ctx, db)
+    limit = terminal_limit(settings, limit, not (json_out or jsonl_out) and sys.stdout.isatty())
     reply, text = _answer(
-        load_settings(ctx, db),
+        settings,
         "lancedb_search",
         {
             "query": query,
@@ -237,7 +283,9 @@ def search(
     elif jsonl_out:
         render.search_lines(reply)
     else:
-        render.search_reply(reply)
+        from lancelot_cli.cli.links import folder_of
+
+        render.search_reply(reply, folder_of(settings, reply.table))
 
 
 def query(
@@ -387,3 +435,28 @@ def show(
         from lancelot_cli.cli import render
 
         render.document(reply)
+
+
+def ls(
+    ctx: typer.Context,
+    prefix: Annotated[
+        str | None,
+        typer.Argument(
+            help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: tutorial/).",
+            metavar="PREFIX",
+            show_default=False,
+        ),
+    ] = None,
+    table: Table = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the list as JSON on stdout (for scripts).")] = False,
+    db: Db = None,
+) -> None:
+    from lancelot_cli.engine import Engine
+
+    reply = _ask(lambda: Engine(load_settings(ctx, db)).documents(prefix, table=table))
+    if json_out:
+        typer.echo(to_json(reply))
+    else:
+        from lancelot_cli.cli import render
+
+        render.document_list(reply)

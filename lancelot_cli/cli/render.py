@@ -13,23 +13,37 @@ terminal.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.visible import shown
-from lancelot_cli.models import ContextBlock, Document, Hit, SearchResult, Status, TableStatus, cited
+from lancelot_cli.models import (
+    ContextBlock,
+    Document,
+    DocumentList,
+    Embeddings,
+    Hit,
+    SearchResult,
+    Status,
+    TableStatus,
+    cited,
+)
 from lancelot_cli.settings import Settings
 from lancelot_cli.settings import rows as settings_rows
 from lancelot_cli.storage.analyzer import split_words
+from lancelot_cli.storage.schema import HEADING, LINE_START
 from lancelot_cli.textmatch import query_words
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
@@ -70,12 +84,12 @@ def _score(value: Any) -> str:
 # -- search --------------------------------------------------------------------------------------------
 
 
-def search_reply(reply: SearchResult) -> None:
+def search_reply(reply: SearchResult, folder: Path | None = None) -> None:
     """Hits: a table on a wide terminal, a stacked list on a narrow one, plain blocks when piped.
 
-    The source is printed as the table has it: a path relative to the folder that was indexed. The
-    table does not record that folder, so no file:// hyperlink is made (it would point at the wrong
-    place whenever the working folder differs).
+    Each hit says where it is: its section (heading path), ``path:line`` as an editor opens it, and
+    its id for `lancelot show`. The source is a path relative to the indexed folder; with that
+    folder (``folder``: cli/links.py) and on a terminal, it is also an OSC 8 link to the file.
     """
     out = stdout()
     err = stderr()
@@ -88,39 +102,63 @@ def search_reply(reply: SearchResult) -> None:
     words = query_words(reply.query, split_words)
     if not out.is_terminal:
         _search_plain(out, reply.hits)
-    elif out.width >= WIDE:
-        _search_table(out, reply.hits, words)
     else:
-        _search_list(out, reply.hits, words)
+        linked = folder if folder is not None and os.environ.get("TERM") != "dumb" else None
+        (_search_table if out.width >= WIDE else _search_list)(out, reply.hits, words, linked)
     count = reply.count
     err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply.table!r} ({how})."), style="dim")
 
 
-def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
+def _line(hit: Hit) -> int | None:
+    """The file line the hit's chunk starts on (``line_start``), when the table has it."""
+    value = hit.metadata.get(LINE_START)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _at(hit: Hit) -> str:
+    """``path:line`` (or the path alone), as ripgrep and compilers print a place."""
+    line = _line(hit)
+    return shown(cited(hit.source, hit.metadata)) + (f":{line}" if line else "")
+
+
+def _section(hit: Hit) -> str:
+    """The headings the chunk sits under ("Doc > Section"), else its title."""
+    heading = hit.metadata.get(HEADING)
+    return _one_line(heading if isinstance(heading, str) and heading.strip() else hit.title)
+
+
+def _where(hit: Hit, folder: Path | None) -> Text:
+    """Section, then ``path:line`` (a link to the file when ``folder`` is known), then the id."""
+    from lancelot_cli.cli.links import file_link
+
+    link = file_link(folder, hit.source, _line(hit)) if folder is not None else None
+    where = Text()
+    where.append(_section(hit), style="bold")
+    where.append("\n")
+    where.append(_at(hit), style=Style(color="cyan", link=link))
+    where.append("\n")
+    where.append(f"id {shown(hit.id)}", style="dim")
+    return where
+
+
+def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
     table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("title / source", ratio=1, min_width=18)
+    table.add_column("section / place / id", ratio=1, min_width=18)
     table.add_column("snippet", ratio=3)
     for rank, hit in enumerate(hits, start=1):
-        where = Text()
-        where.append(_one_line(hit.title), style="bold")
-        where.append("\n")
-        where.append(shown(cited(hit.source, hit.metadata)), style="cyan")
-        table.add_row(str(rank), _score(hit.score), where, _highlight(_one_line(hit.snippet), words))
+        table.add_row(str(rank), _score(hit.score), _where(hit, folder), _highlight(_one_line(hit.snippet), words))
     out.print(table)
 
 
-def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
+def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", style="dim", no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(ratio=1)
     for rank, hit in enumerate(hits, start=1):
-        body = Text()
-        body.append(_one_line(hit.title), style="bold")
-        body.append("\n")
-        body.append(shown(cited(hit.source, hit.metadata)), style="cyan")
+        body = _where(hit, folder)
         body.append("\n")
         body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
@@ -130,12 +168,13 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str]) -> None:
 
 
 def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
+    """One block per hit: ``N. section  (score S)``, ``path:line  id ID``, the snippet."""
     lines: list[str] = []
     for rank, hit in enumerate(hits, start=1):
         if rank > 1:
             lines.append("")
-        where = shown(cited(hit.source, hit.metadata))
-        lines.append(f"{rank}. {_one_line(hit.title)}  ({where}, score {_score(hit.score)})")
+        lines.append(f"{rank}. {_section(hit)}  (score {_score(hit.score)})")
+        lines.append(f"   {_at(hit)}  id {shown(hit.id)}")
         lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()
@@ -180,6 +219,37 @@ def _markdown(context: str, included: int, budget: int, left_out: int) -> None:
         out.file.flush()
     stderr().print(
         f"{included} chunk(s), {len(context)} of {budget} characters" + (f", {left_out} left out" if left_out else ""),
+        style="dim",
+    )
+
+
+# -- ls ------------------------------------------------------------------------------------------------
+
+
+def _size(size: int | None) -> str:
+    if size is None:  # a table another tool wrote has no file sizes
+        return "-"
+    if size < 1024:
+        return f"{size} B"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+
+
+def document_list(reply: DocumentList) -> None:
+    """`ls`: one row per document (path, chunks, size, title); the count on stderr."""
+    out = stdout()
+    under = f" under {reply.path_prefix!r}" if reply.path_prefix else ""
+    if not reply.documents:
+        stderr().print(escape(f"No documents{under} in table {reply.table!r}."))
+        return
+    table = _grid_table(out, "path", "chunks", "size", "title")
+    for entry in reply.documents:
+        table.add_row(shown(entry.source), str(entry.chunks), _size(entry.size), _one_line(entry.title))
+    table.columns[1].justify = table.columns[2].justify = "right"
+    _print_table(out, table)
+    count = len(reply.documents)
+    chunks = sum(entry.chunks for entry in reply.documents)
+    stderr().print(
+        escape(f"{count} document{'s' if count != 1 else ''}{under}, {chunks} chunks, in table {reply.table!r}."),
         style="dim",
     )
 
@@ -239,6 +309,36 @@ def _grid_table(out: Console, *headers: str) -> Table:
     return table
 
 
+def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...]) -> str:
+    """What `lancelot index --embed` would embed with (EMBEDDING_MODEL and the key are for new
+    vectors: a table's vectors are searched with the model that made them, as its Search line says)."""
+    from lancelot_cli.local_embed import available, install, is_local, same_model
+
+    if is_local(emb.model):
+        extra = "" if available() else f", which needs the local extra ({install()})"
+        return f"`lancelot index SRC --embed` makes them with {emb.model} on this machine{extra}"
+    if emb.key_source or emb.base_url:
+        where = emb.base_url or "OpenAI"
+        key = f" (key from {emb.key_source})" if emb.key_source else ""
+        other = [
+            t.name
+            for t in tables
+            if t.embedding_model
+            and t.embedding_model != emb.model
+            and not (is_local(t.embedding_model) and is_local(emb.model) and same_model(t.embedding_model, emb.model))
+        ]
+        replaced = (
+            f"; in table {', '.join(repr(n) for n in other)} they would replace the vectors of another model"
+            if other
+            else ""
+        )
+        return f"`lancelot index SRC --embed` makes them with {emb.model} through {where}{key}{replaced}"
+    return (
+        "`lancelot index SRC --embed` needs an OpenAI key (set OPENAI_API_KEY or run `lancelot init`) or "
+        "a local model (--embed-model local:NAME); text search works without either"
+    )
+
+
 def status_reply(reply: Status, settings: Settings, background: str | None = None) -> None:
     """Database, a table of its tables, vector search, the background server (``background``: one
     line, cli/background.py) and the settings with where each came from."""
@@ -267,13 +367,11 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
         out.print("No tables yet: run `lancelot index SRC DB`.")
     emb = reply.embeddings
     out.print()
-    if emb.available:
-        out.print(f"[bold]Vector search[/]  available (key from {emb.key_source}), model {escape(emb.model)}")
-    else:
-        out.print(
-            "[bold]Vector search[/]  off: no OpenAI key (set OPENAI_API_KEY or run `lancelot init`); "
-            "text search works without one"
-        )
+    searchable = [entry for entry in reply.tables if entry.search]
+    for n, entry in enumerate(searchable):
+        label = "[bold]Search[/]" if n == 0 else "      "
+        out.print(f"{label}  {escape(entry.name)}: {escape(entry.search or '')}")
+    out.print(f"[bold]New vectors[/]  {escape(_new_vectors(emb, reply.tables))}")
     if background is not None:
         out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()
@@ -283,6 +381,21 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     table.add_row("OPENAI_API_KEY", "(set)" if emb.available else "(not set)", emb.key_source or "-")
     _print_table(out, table)
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
+
+
+# -- waiting -------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def waiting(message: str) -> Iterator[None]:
+    """A spinner with ``message`` on stderr while a slow step runs (loading a local model), on a
+    terminal only: piped output and logs get nothing."""
+    err = stderr()
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(escape(message)):
+        yield
 
 
 # -- index ---------------------------------------------------------------------------------------------
@@ -307,6 +420,12 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
         reading = bar.add_task("reading", total=None)
         embedding = bar.add_task("embedding", total=None, visible=False)
 
+        @contextmanager
+        def loading(message: str) -> Iterator[None]:  # a local model loads before the first file is read
+            bar.update(reading, description=escape(message))
+            yield
+            bar.update(reading, description="reading")
+
         def progress(rel: str, done: int, total: int) -> None:
             bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
 
@@ -321,7 +440,10 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
             rate = f", {made / elapsed:.1f} chunks/s" if made and elapsed > 0 else ""
             bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model}{rate})")
 
-        yield progress, on_embed
+        from lancelot_cli.local_embed import announced_to
+
+        with announced_to(loading):
+            yield progress, on_embed
 
 
 def index_summary(report: dict[str, Any]) -> None:

@@ -115,9 +115,16 @@ def serve(
 
 
 def warn_missing_database(settings: Settings) -> None:
-    """One line on stderr when the database folder is not there yet (stdout belongs to MCP). The
-    server still starts: tools report the problem until `lancelot index` creates the folder."""
-    if not settings.db_uri or not is_local(settings.db_uri):
+    """One line on stderr when no database is configured or its folder is not there yet (stdout
+    belongs to MCP). The server still starts: tools report the problem until it is fixed."""
+    if not settings.db_uri:
+        sys.stderr.write(
+            "lancelot: warning: no database configured; tools will say so until LANCEDB_PATH is set "
+            "(in the client's env), --db is given, or `lancelot init` stores one\n"
+        )
+        sys.stderr.flush()
+        return
+    if not is_local(settings.db_uri):
         return
     path = Path(local_path(settings.db_uri)).expanduser()
     if not os.path.isdir(path):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, NoReturn
 
+from lancelot_cli.engine.listing import closest
 from lancelot_cli.engine.packing import Chunk, cut_text
 from lancelot_cli.engine.ranking import source_of
 from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
@@ -29,12 +30,13 @@ def source_column(tbl: ReadOnlyTable) -> str:
 
 
 def document_rows(tbl: ReadOnlyTable, source_col: str, columns: list[str], source: str) -> list[Row]:
-    """A document's rows in chunk order; hint ``find_source`` when there is no such document."""
+    """A document's rows in chunk order; when there is no such document, an error that names the
+    closest sources by name (hint ``find_source``)."""
     rows = tbl.rows(columns, equal_to(source_col, source))
     if not rows:
+        near = _did_you_mean(tbl, source_col, source)
         raise DocumentNotFoundError(
-            f"no document {source!r} in table {tbl.name!r}; sources are paths as search hits show them",
-            hint="find_source",
+            f"no document {source!r} in table {tbl.name!r}{near}", hint=None if near.endswith("?") else "find_source"
         )
     if CHUNK in columns:
         rows.sort(key=lambda row: row.get(CHUNK) or 0)
@@ -61,7 +63,7 @@ def document(
             raise ColumnNotFoundError(f"table {tbl.name!r} has no id column; ask by source instead")
         hit = tbl.rows(columns, equal_to(ID, chunk_id))
         if not hit:
-            raise DocumentNotFoundError(f"no chunk with id {chunk_id!r} in table {tbl.name!r}", hint="find_ids")
+            _no_chunk(tbl, source_col, chunk_id)
         source = str(hit[0][source_col])
     rows = document_rows(tbl, source_col, columns, str(source))
     texts = [str(row.get(text_col) or "") for row in rows]
@@ -94,6 +96,36 @@ def document(
         cut=last - first + 1 - included,
         budget=budget,
         context=body,
+    )
+
+
+def _did_you_mean(tbl: ReadOnlyTable, source_col: str, source: str, suffix: str = "") -> str:
+    """ "; did you mean 'a/x.md' or 'b/x.md'?" for the sources closest to ``source`` (each followed
+    by ``suffix``), else how sources are written. Scans the source column: only on this error's path."""
+    names = {str(row[source_col]) for row in tbl.rows([source_col]) if row.get(source_col)}
+    near = closest(source, names)
+    if not near:
+        return "; sources are paths as search hits show them"
+    return "; did you mean " + " or ".join(repr(name + suffix) for name in near) + "?"
+
+
+def _no_chunk(tbl: ReadOnlyTable, source_col: str, chunk_id: str) -> NoReturn:
+    """The error for an id no chunk has: the document's valid range when the document exists."""
+    source, _, number = chunk_id.rpartition("#")
+    rows = (
+        tbl.rows([c for c in (source_col, CHUNK) if c in tbl.columns], equal_to(source_col, source)) if source else []
+    )
+    if not rows:
+        near = _did_you_mean(tbl, source_col, source, f"#{number}") if source else ""
+        raise DocumentNotFoundError(
+            f"no chunk with id {chunk_id!r} in table {tbl.name!r}{near}",
+            hint=None if near.endswith("?") else "find_ids",
+        )
+    numbers = sorted(int(row[CHUNK]) for row in rows if row.get(CHUNK) is not None) or [0, len(rows) - 1]
+    span = f"#{numbers[0]}" if numbers[0] == numbers[-1] else f"#{numbers[0]}–#{numbers[-1]}"
+    raise DocumentNotFoundError(
+        f"no chunk #{number} in {source!r} (table {tbl.name!r}): its chunks are {span}, "
+        f"so ask for {source}#{numbers[0]} to {source}#{numbers[-1]}"
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lancelot_cli.credentials import FoundKey, find_openai_key
-from lancelot_cli.engine import agents, documents
+from lancelot_cli.engine import agents, documents, listing
 from lancelot_cli.engine import search as searching
 from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
@@ -23,6 +23,8 @@ from lancelot_cli.models import (
     ContextBlock,
     ContextMode,
     Document,
+    DocumentList,
+    Hit,
     Overview,
     Ranking,
     SearchKind,
@@ -36,8 +38,21 @@ from lancelot_cli.models import (
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
+from lancelot_cli.storage.schema import HEADING, LINE_START
 
 __all__ = ["Embedder", "Engine"]
+
+
+def _chunk(hit: Hit) -> Chunk:
+    """A hit as a section of a context block: under its heading path, with its line and id."""
+    heading, line = hit.metadata.get(HEADING), hit.metadata.get(LINE_START)
+    return Chunk(
+        heading if isinstance(heading, str) and heading.strip() else hit.title,
+        cited(hit.source, hit.metadata),
+        plain_headings(hit.text),
+        hit.id,
+        line if isinstance(line, int) and not isinstance(line, bool) else None,
+    )
 
 
 class Engine:
@@ -179,7 +194,7 @@ class Engine:
             found = self.search(
                 SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix, filters=filters)
             )
-            chunks = [Chunk(h.title, cited(h.source, h.metadata), plain_headings(h.text)) for h in found.hits]
+            chunks = [_chunk(hit) for hit in found.hits]
             table_name, mode, search_type, ranking, note = (
                 found.table,
                 "question",
@@ -238,6 +253,12 @@ class Engine:
         with tbl.reading():
             return documents.document(tbl, self.settings.text_column, source, chunk_id, before, after, budget, page)
 
+    def documents(self, path_prefix: str | None = None, table: str | None = None) -> DocumentList:
+        """The table's documents (under ``path_prefix``), by path: chunks, file size, title."""
+        tbl = self._table(table)
+        with tbl.reading():
+            return listing.documents(tbl, path_prefix or None)
+
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""
         return agents.agent_documents(self._table(table))
@@ -248,7 +269,7 @@ class Engine:
 
     def status(self, verbose: bool = False) -> Status:
         """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
-        return statuses.status(self.settings, self.database, self._find_key(), verbose)
+        return statuses.status(self.settings, self.database, self._find_key(), verbose, self._embedding)
 
     def warm_embeddings(self) -> str | None:
         """Start loading the local model the default table's vectors are searched with (in a background

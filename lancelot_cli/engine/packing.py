@@ -9,13 +9,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Chunk:
-    title: str
+    title: str  # a hit's heading path ("Doc > Section") when it has one
     source: str
     text: str
+    id: str | None = None  # a hit's id, for `lancelot show ID` and lancedb_document
+    line: int | None = None  # the file line the chunk starts on
 
 
 def _head(number: int, chunk: Chunk) -> str:
-    return f"## [{number}] {chunk.title}\nsource: {chunk.source}\n\n"
+    place = f" · line {chunk.line}" if chunk.line else ""
+    ident = f" · id {chunk.id}" if chunk.id else ""
+    return f"## [{number}] {chunk.title}\nsource: {chunk.source}{place}{ident}\n\n"
 
 
 def _section(number: int, chunk: Chunk) -> str:

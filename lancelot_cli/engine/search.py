@@ -141,6 +141,11 @@ def run(
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note)
 
 
+def auto_plan(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
+    """The plan of a search that asks for nothing in particular (``auto``): what `status` reports."""
+    return _plan(tbl, "auto", text_col, vector_col, embedding)
+
+
 def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
     """Which search to run, and the note that explains a change from what was asked."""
     if asked == "text":

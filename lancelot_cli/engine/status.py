@@ -4,10 +4,13 @@ set) and what this build is (version, protocol, features)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from lancelot_cli import local_embed
 from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
+from lancelot_cli.engine.readiness import search_line
+from lancelot_cli.engine.search import Embedding
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import (
     Connection,
@@ -24,9 +27,14 @@ from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display
 
 
 def status(
-    settings: Settings, open_database: Callable[[], ReadOnlyDatabase], key: FoundKey | None, verbose: bool = False
+    settings: Settings,
+    open_database: Callable[[], ReadOnlyDatabase],
+    key: FoundKey | None,
+    verbose: bool = False,
+    embedding: Embedding | None = None,
 ) -> Status:
-    """Connection, tables (rows, vectors, full-text index), and whether embeddings are available."""
+    """Connection, tables (rows, vectors, full-text index, what a search of each does: with
+    ``embedding``, the engine's), and whether embeddings are available."""
     s = settings
     path = display_uri(s.db_uri) if s.db_uri else None
     store = store_kind(s.db_uri) if s.db_uri else None
@@ -37,7 +45,12 @@ def status(
         db = open_database()
         for name in db.table_names():
             try:
-                tables.append(table_status(db.table(name), verbose))
+                tbl = db.table(name)
+                entry = table_status(tbl, verbose)
+                if embedding is not None:  # the key already found, not looked up again per table
+                    asked = Embedding(lambda: key, embedding.make_embedder, embedding.model)
+                    entry = replace(entry, search=search_line(tbl, s.text_column, s.vector_column, asked))
+                tables.append(entry)
             except LancelotError as exc:  # a damaged table: what to do is in the message
                 tables.append(TableStatus(name=name, error=str(exc)))
             except Exception as exc:  # noqa: BLE001 - one unreadable table must not hide the others

@@ -55,6 +55,32 @@ def chunk_text(text: str, size: int = CHUNK_CHARS) -> list[str]:
     return chunks
 
 
+def chunk_lines(text: str, chunks: list[str]) -> list[tuple[int, int] | None]:
+    """For each chunk of ``chunk_text(text)``, its first and last line in ``text`` (from 1).
+
+    A chunk is its pieces (paragraphs, or parts of a long one) joined by one blank line, and only
+    white space lies between one piece and the next in ``text``: each piece is found at or after
+    the end of the one before, so the walk is linear and a repeated paragraph is never mistaken
+    for an earlier copy.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    found: list[tuple[int, int] | None] = []
+    at, line = 0, 1  # the walk's offset in ``text`` and the line that offset is on
+    for chunk in chunks:
+        first = last = line
+        for n, piece in enumerate(chunk.split("\n\n")):
+            start = text.find(piece, at)
+            if start < 0:  # not a chunk of this text: no line rather than a wrong one
+                return found + [None] * (len(chunks) - len(found))
+            line += text.count("\n", at, start)
+            first = line if n == 0 else first
+            at = start + len(piece)
+            line += piece.count("\n")
+            last = line
+        found.append((first, last))
+    return found
+
+
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
 

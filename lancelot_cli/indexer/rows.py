@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_lines, chunk_text, heading_paths, line_windows
 from lancelot_cli.indexer.sources import Document
 from lancelot_cli.storage.schema import (
     CHUNK,
@@ -36,7 +36,8 @@ def rows_for(
     doc: Document, size: int = CHUNK_CHARS, stat: tuple[int | None, int | None] = (None, None)
 ) -> list[dict[str, Any]]:
     """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
-    (``heading`` path; ``line_start``/``line_end`` for code; ``page`` for a PDF), its file's state,
+    (``heading`` path; ``line_start``/``line_end`` in the file, except for HTML and paged documents;
+    ``page`` for a PDF page, a slide or a chapter), its file's state,
     and its front matter."""
     file_size, file_mtime = stat
     return [
@@ -66,11 +67,19 @@ def _pieces(doc: Document, size: int) -> list[Piece]:
             (f"{doc.path}:{first}-{last}", text, None, first, last, None)
             for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)
         ]
-    # Parts (PDF pages, slides, chapters) are chunked one by one: no chunk spans two pages.
-    parts = doc.parts or ((None, doc.text),)
-    chunks = [(text, page) for page, part in parts for text in chunk_text(part, size)]
-    texts = [text for text, _ in chunks]
+    if doc.parts:  # PDF pages, slides, chapters: chunked one by one, so no chunk spans two parts
+        chunks = [(text, page) for page, part in doc.parts for text in chunk_text(part, size)]
+        texts = [text for text, _ in chunks]
+        return [
+            (doc.title, text, heading, None, None, page)
+            for (text, page), heading in zip(chunks, heading_paths(texts, doc.title), strict=True)
+        ]
+    texts = chunk_text(doc.text, size)
+    # Markdown and text keep their lines (front matter counted, site markup blanked line for line),
+    # so `path:line` opens the file where the chunk starts; HTML was rewritten and has no lines.
+    lines = chunk_lines(doc.text, texts) if doc.kind in ("markdown", "text") else [None] * len(texts)
+    skip = doc.first_line - 1
     return [
-        (doc.title, text, heading, None, None, page)
-        for (text, page), heading in zip(chunks, heading_paths(texts, doc.title), strict=True)
+        (doc.title, text, heading, *((span[0] + skip, span[1] + skip) if span else (None, None)), None)
+        for text, heading, span in zip(texts, heading_paths(texts, doc.title), lines, strict=True)
     ]

@@ -42,6 +42,7 @@ class Document:
     notes: tuple[str, ...] = ()  # what the reader should know: e.g. a page indexed only in part
     # (page number or None, Markdown) parts that chunks never cross: PDF pages, slides, chapters
     parts: tuple[tuple[int | None, str], ...] = ()
+    first_line: int = 1  # the file's line that ``text`` starts on (after Markdown's front matter)
 
 
 class SourceError(Exception):
@@ -154,6 +155,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
     meta: dict[str, Any] = {}
     notes: list[str] = []
     title: str | None
+    first_line = 1
     if suffix in HTML:
         kind = "html"
         try:
@@ -167,11 +169,13 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
     elif suffix in MARKDOWN or suffix in TEXT:  # text files may use Markdown headings too
         kind = "markdown" if suffix in MARKDOWN else "text"
         if kind == "markdown":
+            lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n")
             try:
                 meta, text = frontmatter.split(text)
             except frontmatter.FrontMatterError as exc:
                 raise SourceError(f"{exc}; fix it or remove the block") from None
             text = site_markdown.clean(text)
+            first_line += lines - text.count("\n")
         given = next((v for k, v in meta.items() if str(k).strip().lower() == "title"), None)
         title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
         title = title or markdown_title(text)
@@ -179,7 +183,9 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         kind, title = "code", rel
     if not text.strip():
         raise SourceError("no text found")
-    return Document(rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes))
+    return Document(
+        rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes), first_line=first_line
+    )
 
 
 def _packaged(rel: str, raw: bytes, suffix: str, digest: str) -> Document:

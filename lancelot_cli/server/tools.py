@@ -89,8 +89,9 @@ contextBudget characters; a last line then gives the id to go on from. Chunks co
 ids (path#0)."""
 
 STATUS_DESCRIPTION = """\
-What can be searched (read-only): each table's rows, full-text index and vectors, and whether vector \
-search works (and with which key source or model; never the key). Call it first when a search fails \
+What can be searched (read-only): each table's rows, full-text index and vectors, and per table in \
+"search" what a search does ("hybrid: works, <model>, <n>-d" or "text only: <why>; <what to do>"; \
+never the key). Call it first when a search fails \
 or finds nothing, or for table names; lancedb_version has the server's version."""
 
 VERSION_DESCRIPTION = """\

@@ -24,9 +24,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lancelot_cli import settings as settings_module
+from lancelot_cli.cli.init import vectors
 from lancelot_cli.cli.init.answers import InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
-from lancelot_cli.cli.init.key import KeyQuestions
+from lancelot_cli.cli.init.key import KeyQuestions, described
 from lancelot_cli.cli.init.questions import Prompter, db_problem, normalise_db, not_blank, say, source_problem
 from lancelot_cli.cli.init.vectors import EmbeddingQuestions
 from lancelot_cli.errors import ConfigError
@@ -41,10 +42,10 @@ def list_tables(db_uri: str) -> list[str]:
     """
     if not is_local(db_uri) or not os.path.isdir(db_uri):
         return []
-    from lancelot_cli.storage.reader import ReadOnlyDatabase
+    from lancelot_cli.storage.reader import quick_table_names
 
-    try:
-        return list(ReadOnlyDatabase(db_uri).table_names())
+    try:  # the folder's listing: opening the database imported lancedb first (~10 s on a cold disk)
+        return quick_table_names(db_uri) or []
     except Exception as exc:  # noqa: BLE001 - an unreadable or remote database: init can still store the path
         say(f"note: could not list the tables in {db_uri} ({type(exc).__name__}); `lancelot status` will say more")
         return []
@@ -109,10 +110,13 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         how = self._embedding(stored)  # a key, a local model (no key) or text search only
         if how == "key":
             action, api_key = self._key(stored)
-        else:  # a stored key is left as it is (`--forget` removes it)
+            if action == "none" and self.stored_keys():  # --no-api-key: the stored key is not touched
+                say(vectors.KEY_STAYS.format(key=described(self.stored_keys())))
+        elif how == "none":
+            say("Text search only; run `lancelot init` again to add vectors.")
+            action, api_key = self.text_only_key(), None
+        else:  # a local model: a stored key is left as it is, unused by it (`--forget` removes it)
             action, api_key = "keep", None
-            if how == "none":
-                say("Text search only; run `lancelot init` again to add vectors.")
         endpoint = ("OPENAI_BASE_URL", "EMBEDDING_MODEL")
         if not self._measured and any(stored.get(n) != self.previous.get(n) for n in endpoint):
             stored.pop("EMBEDDING_DIMENSIONS", None)  # measured for another endpoint or model: now unknown

@@ -11,7 +11,7 @@ which stores the key anyway with a warning. A successful check also stores ``EMB
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from lancelot_cli.cli.init.questions import base_url_problem, key_problem, not_blank, say
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from lancelot_cli.cli.init.answers import InitOptions, KeyAction
     from lancelot_cli.cli.init.questions import Prompter
+    from lancelot_cli.credentials import FoundKey
 
 CHECK_TIMEOUT = 15.0  # seconds for the one embeddings call that checks a key
 CHECK_TEXT = "lancelot key check"
@@ -45,6 +46,14 @@ def check_key(api_key: str, base_url: str | None, model: str) -> int:
     embedder = OpenAIEmbedder(api_key, model, base_url or None, timeout=CHECK_TIMEOUT, max_retries=0)
     vectors = embedder.embed([CHECK_TEXT])
     return len(vectors[0])
+
+
+def described(existing: Sequence[FoundKey]) -> str:
+    """A stored key as a person recognises it and where it is: ``sk-…abcd, in the keychain``."""
+    from lancelot_cli import credentials
+
+    where = " and ".join("the keychain" if k.source == "keychain" else "the key file" for k in existing)
+    return f"{credentials.mask(existing[0].value)}, in {where}"
 
 
 def _put(stored: dict[str, str], name: str, value: str | None) -> None:
@@ -129,11 +138,10 @@ class KeyQuestions:
         key: str | None = o.api_key
         action: KeyAction = "store" if key else "none"
         if key is None and existing:
-            where = " and ".join("the keychain" if k.source == "keychain" else "the key file" for k in existing)
             choice = self.ask.select(
                 "OpenAI key (for vector search):",
                 [
-                    ("keep", f"Keep the stored key ({credentials.mask(existing[0].value)}, in {where})"),
+                    ("keep", f"Keep the stored key ({described(existing)})"),
                     ("new", "Enter a new key"),
                     ("remove", "Remove the stored key (text search only)"),
                 ],

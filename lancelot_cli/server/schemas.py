@@ -19,6 +19,7 @@ class SearchHit(TypedDict):
     id: str
     score: float
     matched: float
+    strength: NotRequired[float]
     title: str
     source: str
     snippet: str
@@ -31,6 +32,7 @@ class SearchReply(TypedDict):
     searchType: str
     ranking: str
     note: NotRequired[str]
+    noGoodMatch: NotRequired[bool]
     count: int
     hits: list[SearchHit]
 

@@ -71,9 +71,10 @@ SEARCH_DESCRIPTION = """\
 Find passages (read-only): where something is written, candidates, exact terms, codes, identifiers. \
 Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
 document or the chunks around a hit's id.
-Hits carry score (higher is better; lower for ranking "distance") and matched (share of query \
-words found); note says why searchType (what ran) differs from the one asked. At most 2 chunks of \
-one document by default (perDocument; 0: all)."""
+Hits carry score (higher is better; lower for ranking "distance"), matched (share of query words \
+found) and strength (of query terms; comparable across queries); note says why searchType (what \
+ran) differs from the one asked, or that noGoodMatch (rephrase once or say not found). At most 2 \
+chunks of a document by default (perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only; writes no answer): the best chunks' full text as one \

@@ -36,7 +36,10 @@ async def test_search_links_each_hit_document_once_and_the_link_reads_it(sample_
         assert first.title == "Refund policy"
         read = await client.read_resource(first.uri)
         document = await client.call_tool("lancedb_document", {"source": first.uri})
-    assert [t.uri_template for t in templates] == ["lancelot://doc/{+source}{?table}"]
+    assert [t.uri_template for t in templates] == [
+        "lancelot://doc/{+source}{?table}",
+        "lancelot://search/{query}{?table,pathPrefix,column,value}",
+    ]
     (content,) = read.contents
     assert content.text.startswith("# Refund policy\nsource: policies/refunds.md")
     assert text_of(document) == content.text  # the document tool answers the link too

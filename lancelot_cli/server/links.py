@@ -1,5 +1,8 @@
-"""Documents as MCP resources: the ``lancelot://doc/{+source}{?table}`` template, the resource links a
-search reply carries for its hits' documents, and the same URIs accepted by ``lancedb_document``.
+"""Documents and searches as MCP resources: the ``lancelot://doc/{+source}{?table}`` template, the
+resource links a search reply carries for its hits' documents (``lancedb_document`` accepts the same
+URIs), and ``lancelot://search/{query}{?table,pathPrefix,column,value}``, whose arguments are the ones
+MCP completion can complete (the spec completes prompt and resource-template arguments, not a tool's:
+server/completions.py).
 
 A link lets a client open or attach a hit's document without a tool call; an agent that only reads
 tool text can pass the URI (or the plain source) to ``lancedb_document``. The URI names a document
@@ -15,14 +18,17 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.types import ResourceLink
 
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import Hit
+from lancelot_cli.wire import to_json
 
 SCHEME = "lancelot://doc/"
 TEMPLATE = SCHEME + "{+source}{?table}"
+SEARCH_TEMPLATE = "lancelot://search/{query}{?table,pathPrefix,column,value}"
 MIME = "text/markdown"
 # How a resource reader is told what to do next after an engine error (``LancelotError.hint``).
 HINTS = {"find_source": " (use lancedb_search to find one)", "find_ids": "; use lancedb_search to find ids"}
@@ -75,5 +81,28 @@ def register(server: MCPServer, get_engine: Callable[[], Engine]) -> None:
     def document(source: str, table: str | None = None) -> str:
         try:
             return get_engine().document(source, table=table).context
+        except LancelotError as exc:
+            raise ResourceError(exc.worded(HINTS)) from exc
+
+    @server.resource(
+        SEARCH_TEMPLATE,
+        name="search",
+        title="Search results",
+        mime_type="application/json",
+        description="lancedb_search's JSON reply for query, narrowed by pathPrefix and one filter "
+        "(column = value); its arguments can be completed.",
+        # Words and folder names, never file paths: nothing here reaches the file system.
+        security=ResourceSecurity(exempt_params={"query", "table", "pathPrefix", "column", "value"}),
+    )
+    def search(
+        query: str,
+        table: str | None = None,
+        pathPrefix: str | None = None,
+        column: str | None = None,
+        value: str | None = None,
+    ) -> str:
+        filters = {column: value} if column and value is not None else None
+        try:
+            return to_json(get_engine().search(query, table=table, path_prefix=pathPrefix, filters=filters))
         except LancelotError as exc:
             raise ResourceError(exc.worded(HINTS)) from exc

@@ -22,7 +22,7 @@ from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.server import links
+from lancelot_cli.server import completions, links
 from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply
@@ -198,6 +198,7 @@ def register(
         return to_json(metrics.snapshot())
 
     links.register(server, get_engine)
+    completions.register(server, get_engine)
 
 
 def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:

@@ -55,6 +55,7 @@ class SearchResult:
     hits: tuple[Hit, ...]
     note: str | None = None
     no_good_match: bool = False  # hits, but none reaches ``strength.MATCH_FLOOR`` (engine/strength.py)
+    folders: Mapping[str, str] | None = None  # what the hits' folders hold (.lancelotdescribe), if described
 
     @property
     def count(self) -> int:

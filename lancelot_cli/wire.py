@@ -78,6 +78,7 @@ def _search(result: m.SearchResult) -> dict[str, Any]:
         },
         note=result.note,
         noGoodMatch=True if result.no_good_match else None,  # sent only when true: a token per hit saved
+        folders=dict(result.folders) if result.folders else None,
     )
     return {**data, "count": result.count, "hits": [_hit(h) for h in result.hits]}
 
@@ -231,6 +232,7 @@ def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
         hits=hits,
         note=data.get("note"),
         no_good_match=bool(data.get("noGoodMatch", False)),
+        folders=data.get("folders"),
     )
 
 

@@ -142,7 +142,17 @@ def run(
     weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
     if weak:
         note = "; ".join(part for part in (note, strength.note(hits)) if part)
-    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak)
+    folders = described(facts.descriptions, hits)
+    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+
+
+def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str]:
+    """The descriptions (``.lancelotdescribe``) of the folders the hits are in, the whole collection's
+    (``"/"``) first, each once: the agent learns what a folder holds without a tool call."""
+    if not descriptions:
+        return {}
+    keys = {key for hit in hits for key in descriptions if key == "/" or hit.source.startswith(key)}
+    return {key: descriptions[key] for key in sorted(keys, key=lambda k: (k != "/", k))}
 
 
 def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str, embedding: Embedding) -> Plan:

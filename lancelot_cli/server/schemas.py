@@ -33,6 +33,7 @@ class SearchReply(TypedDict):
     ranking: str
     note: NotRequired[str]
     noGoodMatch: NotRequired[bool]
+    folders: NotRequired[dict[str, str]]
     count: int
     hits: list[SearchHit]
 

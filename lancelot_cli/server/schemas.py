@@ -33,7 +33,8 @@ class SearchReply(TypedDict):
     ranking: str
     note: NotRequired[str]
     noGoodMatch: NotRequired[bool]
-    folders: NotRequired[dict[str, str]]
+    # folder -> description, typed loosely as metadata is: tools/list is read in every session
+    folders: NotRequired[dict[str, Any]]
     count: int
     hits: list[SearchHit]
 

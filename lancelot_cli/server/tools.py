@@ -73,9 +73,9 @@ Find passages (read-only): where something is written, candidates, exact terms, 
 Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
 document or the chunks around a hit's id.
 Hits carry score (higher is better; lower for ranking "distance"), matched (share of query words \
-found), strength (of query terms, comparable across queries); note says why searchType (what ran) \
-differs from the one asked, or that noGoodMatch (rephrase once or say not found). At most 2 chunks \
-of a document by default (perDocument; 0: all)."""
+found), strength (of terms; comparable across queries). note: why searchType (what ran) differs \
+from the one asked, or noGoodMatch (rephrase once or say not found). At most 2 chunks per document \
+(perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only; writes no answer): the best chunks' full text as one \

@@ -50,6 +50,7 @@ class Hit:
     metadata: Mapping[str, Any]  # the row's other non-empty columns, as read
     text: str = field(default="", repr=False)
     ranks: Mapping[str, int] | None = None  # hybrid: place in each fused ranking ("bm25", "vector")
+    strength: float | None = None  # share of the query's terms held (engine/strength.py); None: not computed
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class SearchResult:
     ranking: Ranking
     hits: tuple[Hit, ...]
     note: str | None = None
+    no_good_match: bool = False  # hits, but none reaches ``strength.MATCH_FLOOR`` (engine/strength.py)
+    folders: Mapping[str, str] | None = None  # what the hits' folders hold (.lancelotdescribe), if described
 
     @property
     def count(self) -> int:

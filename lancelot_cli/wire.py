@@ -59,6 +59,7 @@ def _hit(hit: m.Hit) -> dict[str, Any]:
         "id": hit.id,
         "score": hit.score,
         "matched": hit.matched,
+        **({"strength": hit.strength} if hit.strength is not None else {}),
         "title": hit.title,
         "source": hit.source,
         "snippet": hit.snippet,
@@ -76,6 +77,8 @@ def _search(result: m.SearchResult) -> dict[str, Any]:
             "ranking": result.ranking,
         },
         note=result.note,
+        noGoodMatch=True if result.no_good_match else None,  # sent only when true: a token per hit saved
+        folders=dict(result.folders) if result.folders else None,
     )
     return {**data, "count": result.count, "hits": [_hit(h) for h in result.hits]}
 
@@ -225,6 +228,7 @@ def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
             id=h["id"],
             score=h["score"],
             matched=h["matched"],
+            strength=h.get("strength"),
             title=h["title"],
             source=h["source"],
             snippet=h["snippet"],
@@ -240,6 +244,8 @@ def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
         ranking=data["ranking"],
         hits=hits,
         note=data.get("note"),
+        no_good_match=bool(data.get("noGoodMatch", False)),
+        folders=data.get("folders"),
     )
 
 

@@ -144,12 +144,14 @@ def _mcp_replies(cases: list[tuple[str, str, dict[str, Any]]], db: Path) -> dict
             for name, tool, arguments in cases:
                 result = await client.call_tool(tool, arguments)
                 structured = result.structured_content
+                links = [part.uri for part in result.content if part.type == "resource_link"]
                 replies[name] = {
                     "isError": bool(result.is_error),
-                    "text": [normalise(part.text, db) for part in result.content],
+                    "text": [normalise(part.text, db) for part in result.content if part.type == "text"],
                     "structured": None
                     if structured is None
                     else normalise(json.dumps(structured, ensure_ascii=False, separators=(",", ":")), db),
+                    **({"links": links} if links else {}),  # resource links to the hits' documents
                 }
         return replies
 

@@ -189,5 +189,7 @@ def test_auto_searches_a_cjk_query_by_text_when_the_local_model_is_english(monke
     for query in ("向量搜索", "用 rsync 备份", "ベクトル検索とは"):
         reply = engine.search(query)
         assert reply.search_type == cjk_search, query
-        assert reply.note is None  # auto chose; nothing failed
+        # auto chose; nothing failed (no fallback note). The only note allowed is the no-good-match one:
+        # no document here is in Japanese, so hybrid's hits for ベクトル検索とは hold none of its terms.
+        assert reply.note is None or (query == "ベクトル検索とは" and reply.note.startswith("no good match")), query
     assert engine.search("向量搜索", search_type="hybrid").search_type == "hybrid"  # asked for: done

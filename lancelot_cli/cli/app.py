@@ -238,7 +238,7 @@ def root(
 
 
 def _register() -> None:
-    from lancelot_cli.cli import index, init, read, serve
+    from lancelot_cli.cli import bench, index, init, read, serve
 
     def command(name: str, help: str, function: Any, epilog: str | None = None) -> None:  # noqa: A002
         app.command(name, help=help, epilog=epilog, cls=LancelotCommand)(function)
@@ -252,6 +252,7 @@ def _register() -> None:
     command("ls", read.LS_HELP, read.ls)
     command("version", read.VERSION_HELP, read.version)
     command("init", init.HELP, init.init)
+    command("bench", bench.HELP, bench.bench)
 
 
 _register()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lancelot_cli.credentials import FoundKey, find_openai_key
-from lancelot_cli.engine import agents, documents, listing
+from lancelot_cli.engine import agents, choices, documents, listing
 from lancelot_cli.engine import search as searching
 from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
@@ -258,6 +258,24 @@ class Engine:
         tbl = self._table(table)
         with tbl.reading():
             return listing.documents(tbl, path_prefix or None)
+
+    def complete(
+        self, argument: str, typed: str, table: str | None = None, column: str | None = None
+    ) -> tuple[list[str], int]:
+        """Values an argument may take that start with ``typed`` (at most 100) and how many there are:
+        ``table``, ``pathPrefix`` or ``source`` (folders, then documents), ``column`` (what a filter
+        can test) and ``value`` (what ``column`` holds). Another argument has none."""
+        if argument == "table":
+            return choices.tables(self.database(), typed)
+        if argument not in ("pathPrefix", "source", "column", "value"):
+            return [], 0
+        tbl = self._table(table)
+        with tbl.reading():
+            if argument in ("pathPrefix", "source"):
+                return choices.path_prefixes(tbl, typed)
+            if argument == "column":
+                return choices.filter_columns(tbl, self.settings.text_column, typed)
+            return choices.column_values(tbl, column, typed) if column else ([], 0)
 
     def agent_documents(self, table: str | None = None) -> list[AgentDocument]:
         """Documents to offer as MCP prompts (``kind: agent``, or under ``agents/``)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lancelot_cli.models import Hit, TextRanking
-from lancelot_cli.storage.analyzer import holds_term, query_terms
+from lancelot_cli.storage.analyzer import holds_term, query_terms, share_of_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
@@ -60,6 +60,7 @@ class Ask:
     facts: TableFacts
     per_document: int = PER_DOCUMENT
     boosts: Mapping[str, float] = field(default_factory=dict)
+    terms: frozenset[str] = frozenset()  # the query as the index analyzes it: what a hit's strength counts
 
     @property
     def depth(self) -> int:
@@ -212,10 +213,12 @@ def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -
     source = source_of(row, ask.facts.source_columns)
     title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
     hidden = {ID, TITLE, ask.text_col, *HIDDEN_COLUMNS}
+    matched = round(matched_share(text, ask.words), 3)
     return Hit(
         id=str(row[ID]) if row.get(ID) is not None else f"{source}#?",
         score=_number(score),
-        matched=round(matched_share(text, ask.words), 3),
+        matched=matched,
+        strength=_strength(row, ask, text, str(title)) if ask.terms else matched,
         title=str(title),
         source=source,
         snippet=snippet(text, ask.words),
@@ -224,6 +227,12 @@ def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -
         text=text,
         ranks=ranks,
     )
+
+
+def _strength(row: Row, ask: Ask, text: str, title: str) -> float:
+    """The share of the query's terms the hit's text, title or heading path holds, as the index
+    analyzes words (stemmed, common words left out): engine/strength.py says why and how it is used."""
+    return round(share_of_terms(" ".join((text, title, str(row.get(HEADING) or ""))), ask.terms), 2)
 
 
 def _number(value: Any) -> float:

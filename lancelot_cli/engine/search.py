@@ -9,11 +9,11 @@ from typing import Any
 
 from lancelot_cli import local_embed
 from lancelot_cli.credentials import FoundKey
-from lancelot_cli.engine import ranking
+from lancelot_cli.engine import ranking, strength
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, Ranking, SearchKind, SearchResult, SearchType
-from lancelot_cli.storage.analyzer import has_unspaced, split_words
+from lancelot_cli.storage.analyzer import has_unspaced, query_terms, split_words
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 from lancelot_cli.textmatch import query_words
@@ -99,6 +99,7 @@ def run(
         facts,
         cap,
         ranking.field_boosts(facts, text_col),
+        query_terms(request.query),
     )
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
@@ -138,7 +139,20 @@ def run(
         search_type = "text"
         note = "; ".join(part for part in (note, text_note) if part) or None
     assert search_type is not None and ranking_name is not None
-    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note)
+    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
+    if weak:
+        note = "; ".join(part for part in (note, strength.note(hits)) if part)
+    folders = described(facts.descriptions, hits)
+    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+
+
+def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str]:
+    """The descriptions (``.lancelotdescribe``) of the folders the hits are in, the whole collection's
+    (``"/"``) first, each once: the agent learns what a folder holds without a tool call."""
+    if not descriptions:
+        return {}
+    keys = {key for hit in hits for key in descriptions if key == "/" or hit.source.startswith(key)}
+    return {key: descriptions[key] for key in sorted(keys, key=lambda k: (k != "/", k))}
 
 
 def auto_plan(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: Embedding) -> Plan:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import ledger
 from lancelot_cli.indexer.chunking import CHUNK_CHARS
+from lancelot_cli.indexer.describe import read_descriptions
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, Filled, fill_vectors, text_only
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
 from lancelot_cli.indexer.reading import MissingModule, read_all
@@ -348,6 +349,9 @@ def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, kno
     recorded = _recorded(job, writer, known)
     chosen = _chosen_options(job.options, recorded.saved)
     as_of_ns = time.time_ns()
+    descriptions = read_descriptions(job.source)  # .lancelotdescribe: kept with the options when there is one
+    if descriptions:
+        chosen["descriptions"] = descriptions
     found = scan(
         job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]), chosen["siteDetection"]
     )
@@ -516,6 +520,7 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
             report.version = writer.version
         if plan.chosen != (plan.saved or DEFAULT_OPTIONS) and writer.save_index_options(plan.chosen):
             report.version = writer.version
+        writer.save_descriptions(plan.chosen.get("descriptions", {}))  # for the server's instructions
         if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
             report.version, report.optimized = writer.version, True
         report.chunks = writer.count()

@@ -29,7 +29,7 @@ from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.server.tools import MAX_ERROR_CHARS, _capped, _engine_cause, _engine_error, _whole_reply
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import display_uri, quick_table_names, warm_up
+from lancelot_cli.storage.reader import display_uri, quick_descriptions, quick_table_names, warm_up
 from lancelot_cli.wire import to_json
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
@@ -60,7 +60,28 @@ def instructions(settings: Settings) -> str:
         else:
             shown = ", ".join(tables) if tables else "none yet"
             lines.append(f"Tables: {shown}. Default table: {settings.table}.")
+            lines.extend(_described(path, tables))
     return " ".join(lines)
+
+
+MAX_DESCRIBED_CHARS = 2000  # of folder descriptions in the instructions: they are read in every session
+
+
+def _described(path: str, tables: list[str]) -> list[str]:
+    """What each table's folders hold, from the copy `lancelot index` keeps of ``.lancelotdescribe``."""
+    lines: list[str] = []
+    used = 0
+    for table in tables:
+        described = quick_descriptions(path, table)
+        if not described:
+            continue
+        line = f"What table {table} holds: " + "; ".join(f"{key} {text}" for key, text in described.items()) + "."
+        if used + len(line) > MAX_DESCRIBED_CHARS:
+            lines.append("More folder descriptions come with search hits (folders).")
+            break
+        lines.append(line)
+        used += len(line)
+    return lines
 
 
 def _reply_chars(reply: Any) -> int:

@@ -19,6 +19,7 @@ class SearchHit(TypedDict):
     id: str
     score: float
     matched: float
+    strength: NotRequired[float]
     title: str
     source: str
     snippet: str
@@ -31,6 +32,9 @@ class SearchReply(TypedDict):
     searchType: str
     ranking: str
     note: NotRequired[str]
+    noGoodMatch: NotRequired[bool]
+    # folder -> description, typed loosely as metadata is: tools/list is read in every session
+    folders: NotRequired[dict[str, Any]]
     count: int
     hits: list[SearchHit]
 

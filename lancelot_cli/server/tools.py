@@ -22,6 +22,7 @@ from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
+from lancelot_cli.server import completions, links
 from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply
@@ -71,9 +72,10 @@ SEARCH_DESCRIPTION = """\
 Find passages (read-only): where something is written, candidates, exact terms, codes, identifiers. \
 Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
 document or the chunks around a hit's id.
-Hits carry score (higher is better; lower for ranking "distance") and matched (share of query \
-words found); note says why searchType (what ran) differs from the one asked. At most 2 chunks of \
-one document by default (perDocument; 0: all)."""
+Hits carry score (higher is better; lower for ranking "distance"), matched (share of query words \
+found), strength (of terms; comparable across queries). note: why searchType (what ran) differs \
+from the one asked, or noGoodMatch (rephrase once or say not found). At most 2 chunks per document \
+(perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only; writes no answer): the best chunks' full text as one \
@@ -201,6 +203,9 @@ def register(
     def stats() -> str:
         return to_json(metrics.snapshot())
 
+    links.register(server, get_engine)
+    completions.register(server, get_engine)
+
 
 def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
     def lancedb_search(
@@ -235,7 +240,10 @@ def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Call
                 per_document=perDocument,
             )
         )
-        return _json_result(reply)
+        result = _json_result(reply)
+        if not _whole_reply.get():  # each hit's document as a resource link (server/links.py)
+            result.content.extend(links.hit_links(reply.hits, reply.table, settings.table))
+        return result
 
     return lancedb_search
 
@@ -276,6 +284,9 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
         contextBudget: Budget = settings.context_budget,
         table: Table = settings.table,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
+        linked = links.parse_doc_uri(source) if source else None
+        if linked is not None:  # a hit's resource link: its source, and its table when it names one
+            source, table = linked[0], linked[1] or table
         reply = _run(
             lambda: get_engine().document(
                 source, chunk_id=id, before=before, after=after, context_budget=contextBudget, table=table, page=page

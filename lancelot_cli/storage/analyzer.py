@@ -120,6 +120,11 @@ def query_terms(query: str) -> frozenset[str]:
     return _terms(query) - _CJK_STOP
 
 
+def share_of_terms(text: str, terms: frozenset[str]) -> float:
+    """Share of ``terms`` (``query_terms``) that ``text``, analyzed as the index does, holds; 0 for no terms."""
+    return len(terms & _terms(text)) / len(terms) if terms else 0.0
+
+
 def holds_term(text: str, terms: frozenset[str]) -> bool:
     """Whether ``text``, analyzed as the index does, holds one of ``terms``: what a substring test
     misses (``policies`` in a text that says ``policy``)."""

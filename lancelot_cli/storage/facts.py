@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, SOURCE_COLUMNS
+from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, OPTIONS_TAG, PATH, SOURCE_COLUMNS
 
 FTS_INDEX_TYPES = frozenset({"FTS", "INVERTED"})
 
@@ -35,6 +35,7 @@ class TableFacts:
     metadata: Mapping[str, Any]  # what the indexer recorded (embedding model...), else {}
     rows: int  # of this version (a search asks it to pick its way: storage/fts_split.py)
     source_columns: tuple[str, ...] = SOURCE_COLUMNS
+    descriptions: Mapping[str, str] = field(default_factory=dict)  # folder -> what it holds (.lancelotdescribe)
 
     @property
     def source_column(self) -> str | None:
@@ -90,11 +91,20 @@ def table_facts(name: str, table: Any) -> TableFacts:
         fts_columns=fts_columns(table),
         rows=int(table.count_rows()),
         metadata=_metadata(schema.metadata),
+        descriptions=_descriptions(schema),
     )
 
 
-def _metadata(raw_metadata: Mapping[bytes, bytes] | None) -> dict[str, Any]:
-    raw = (raw_metadata or {}).get(META_KEY.encode())
+def _descriptions(schema: Any) -> dict[str, str]:
+    """The folder descriptions `lancelot index` kept with its options (field metadata of ``path``)."""
+    if PATH not in schema.names:
+        return {}
+    found = _metadata(schema.field(PATH).metadata, OPTIONS_TAG).get("descriptions")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _metadata(raw_metadata: Mapping[bytes, bytes] | None, key: str = META_KEY) -> dict[str, Any]:
+    raw = (raw_metadata or {}).get(key.encode())
     if not raw:
         return {}
     try:

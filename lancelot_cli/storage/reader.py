@@ -8,6 +8,7 @@ A local database folder must exist already: ``lancedb.connect`` would create it,
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from lancelot_cli.storage import damage
 from lancelot_cli.storage.analyzer import match_query
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
 from lancelot_cli.storage.filters import RowFilter, where_expression
-from lancelot_cli.storage.schema import is_local, local_path
+from lancelot_cli.storage.schema import describe_path, is_local, local_path
 
 __all__ = [
     "ReadOnlyDatabase",
@@ -408,6 +409,20 @@ def quick_table_names(uri: str) -> list[str] | None:
     if not is_local(uri):
         return None
     return sorted(name[: -len(".lance")] for name in os.listdir(local_path(uri)) if name.endswith(".lance"))
+
+
+def quick_descriptions(uri: str, table: str) -> dict[str, str]:
+    """The folder descriptions `lancelot index` copied beside a local table (``schema.describe_path``),
+    read without lancedb; {} when there are none or they cannot be read."""
+    path = describe_path(uri, table)
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def warm_up() -> None:

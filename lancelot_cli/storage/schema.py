@@ -5,6 +5,8 @@ Kept free of lancedb and pyarrow imports so the reader can use the names without
 
 from __future__ import annotations
 
+import os
+
 # Columns written by `lancelot index`, in order. `id` = "<path>#<chunk>", `hash` = sha256 of the
 # chunk's title and text (lets a re-run skip unchanged rows).
 ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "hash"
@@ -33,6 +35,9 @@ FIELD_INDEX_NAMES = {TITLE: "title_idx", HEADING: "heading_idx", PATH: "path_idx
 
 # Key in the table's schema metadata under which the indexer records what it wrote.
 META_KEY = "lancelot"
+# Field metadata of the ``path`` column that keeps the options a run was given (LanceDB's tag
+# convention): --exclude, site detection, and the folder descriptions of .lancelotdescribe.
+OPTIONS_TAG = "lancedb:tag:index-options"
 
 
 def is_local(uri: str) -> bool:
@@ -42,3 +47,9 @@ def is_local(uri: str) -> bool:
 
 def local_path(uri: str) -> str:
     return uri[len("file://") :] if uri.startswith("file://") else uri
+
+
+def describe_path(uri: str, table: str) -> str | None:
+    """Where a local database keeps a copy of ``table``'s folder descriptions, beside the table, for
+    the server's instructions (read before lancedb is imported); None for an object store."""
+    return os.path.join(local_path(uri), f"{table}.describe.json") if is_local(uri) else None

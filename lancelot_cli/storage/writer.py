@@ -21,6 +21,7 @@ Vectors (``index --embed``) live in a ``vector`` column whose field metadata rec
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -54,15 +55,15 @@ from lancelot_cli.storage.schema import (
     HASH,
     ID,
     MODEL_TAG,
+    OPTIONS_TAG,
     PATH,
     TEXT,
     VECTOR,
+    describe_path,
     is_local,
     local_path,
 )
 
-# Field metadata of the ``path`` column that keeps the options a run was given (LanceDB's tag convention).
-OPTIONS_TAG = "lancedb:tag:index-options"
 # Lance file format of new tables. lancedb 0.40 still writes 2.0 ("stable" there); 2.1, the
 # format Lance itself makes by default, reads a search's hits by row id faster (60 random rows of
 # a 300k-chunk table: 14.7 -> 9.7 ms) and takes less disk (1M chunks: 2,155 -> 2,104 MB of data).
@@ -442,6 +443,21 @@ class TableWriter:
         with _guard("write", self.db_uri, self.name):
             self._tbl.update_field_metadata({"path": PATH, "metadata": {OPTIONS_TAG: json.dumps(options)}})
         return True
+
+    def save_descriptions(self, descriptions: dict[str, str]) -> None:
+        """Keep a copy of the folder descriptions beside the table (``schema.describe_path``), or
+        remove it when there are none; written whole (temporary file, then rename)."""
+        path = describe_path(self.db_uri, self.name)
+        if path is None:
+            return
+        if not descriptions:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+            return
+        staged = f"{path}.{uuid.uuid4().hex}.tmp"
+        with open(staged, "w", encoding="utf-8") as fh:
+            json.dump(descriptions, fh, ensure_ascii=False, indent=1)
+        os.replace(staged, path)
 
     def drop_front_matter_columns(self, keep: set[str]) -> list[str]:
         """Drop the front-matter columns not in ``keep`` (``--rebuild``: keys no file has any more,

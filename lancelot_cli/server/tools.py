@@ -69,36 +69,34 @@ HINTS = {
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 SEARCH_DESCRIPTION = """\
-Find passages (read-only): where something is written, candidates, exact terms, codes, identifiers. \
+Find passages (read-only): where something is written, exact terms, codes, identifiers. \
 Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
 document or the chunks around a hit's id.
-Hits carry score (higher is better; lower for ranking "distance"), matched (share of query words \
-found), strength (of terms; comparable across queries). note: why searchType (what ran) differs \
+Hits: score (higher is better; lower for "distance"), matched (share of query words found), \
+strength (comparable across queries). note: why searchType (what ran) differs \
 from the one asked, or noGoodMatch (rephrase once or say not found). At most 2 chunks per document \
 (perDocument; 0: all)."""
 
 QUERY_DESCRIPTION = """\
-Context to answer a question (read-only; writes no answer): the best chunks' full text as one \
-Markdown block in rank order, within contextBudget characters (the best chunk is cut to fit, others \
-left out are counted). lancedb_search is cheaper to find where something is. warmStart=true (start \
-of a session): an overview instead (README/index documents, each document's opening chunk)."""
+Context to answer a question (read-only): the best chunks' full text as one Markdown block in rank \
+order, within contextBudget characters (the best chunk cut to fit). lancedb_search is cheaper to find \
+where something is. warmStart=true: an overview instead (README/index documents, each document's \
+first chunk)."""
 
 DOCUMENT_DESCRIPTION = """\
-Read one document as Markdown (read-only; from the database, never files): `source` (a path as \
+Read one document as Markdown (read-only, from the database): `source` (a path as \
 lancedb_search hits show it) for all of it, or `id` (a hit's id) with before/after for the chunks \
 around it, not both; `page` with source: that page of a PDF (hits' metadata say it). Cut to \
-contextBudget characters; a last line then gives the id to go on from. Chunks count from 0, as in \
-ids (path#0)."""
+contextBudget characters; a last line gives the id to go on from. Chunks count from 0 (path#0)."""
 
 STATUS_DESCRIPTION = """\
-What can be searched (read-only): each table's rows, full-text index and vectors, and per table in \
-"search" what a search does ("hybrid: works, <model>, <n>-d" or "text only: <why>; <what to do>"; \
-never the key). Call it first when a search fails \
-or finds nothing, or for table names; lancedb_version has the server's version."""
+What can be searched (read-only): per table its rows, full-text index, vectors and, in "search", what \
+a search does ("hybrid: works, <model>, <n>-d" or "text only: <why>; <what to do>"). Call it first \
+when lancedb_search fails or finds nothing, or for table names."""
 
 VERSION_DESCRIPTION = """\
-Lancelot's version, the MCP protocol revisions it speaks and its features. Read-only; no database access \
-(lancedb_status has that)."""
+Lancelot's version, the MCP revisions it speaks and its features (read-only; lancedb_status has the \
+database)."""
 
 
 def _json_result(reply: Any) -> CallToolResult:

@@ -86,8 +86,8 @@ first chunk)."""
 DOCUMENT_DESCRIPTION = """\
 Read one document as Markdown (read-only, from the database): `source` (a path as \
 lancedb_search hits show it) for all of it, or `id` (a hit's id) with before/after for the chunks \
-around it, not both; `page` with source: that page of a PDF (hits' metadata say it). Cut to \
-contextBudget characters; a last line gives the id to go on from. Chunks count from 0 (path#0)."""
+around it, not both; `page` (with source): one PDF page. Cut to contextBudget characters; a last \
+line gives the id to go on from. Chunks count from 0 (path#0)."""
 
 STATUS_DESCRIPTION = """\
 What can be searched (read-only): per table its rows, full-text index, vectors and, in "search", what \
@@ -278,7 +278,7 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
         id: Annotated[str | None, Field(description="A hit's id: the chunks around it.")] = None,  # noqa: A002
         before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before id's.")] = 2,
         after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after id's.")] = 2,
-        page: Annotated[int | None, Field(ge=1, description="With source: that page of a PDF.")] = None,
+        page: Annotated[int | None, Field(ge=1, description="With source: one PDF page.")] = None,
         contextBudget: Budget = settings.context_budget,
         table: Table = settings.table,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)

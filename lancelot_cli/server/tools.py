@@ -92,7 +92,7 @@ line gives the id to go on from. Chunks count from 0 (path#0)."""
 STATUS_DESCRIPTION = """\
 What can be searched (read-only): per table its rows, full-text index, vectors and, in "search", what \
 a search does ("hybrid: works, <model>, <n>-d" or "text only: <why>; <what to do>"). Call it first \
-when lancedb_search fails or finds nothing, or for table names."""
+when lancedb_search fails or finds nothing, or for table names (lancedb_version: the server's)."""
 
 VERSION_DESCRIPTION = """\
 Lancelot's version, the MCP revisions it speaks and its features (read-only; lancedb_status has the \

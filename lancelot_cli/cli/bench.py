@@ -46,7 +46,7 @@ def bench(
     if json_out:
         typer.echo(to_json(benching.to_data(scores, table or settings.table, len(asked))))
         return
-    typer.echo(f"{len(asked)} questions, table {table or settings.table}")
+    typer.echo(f"{len(asked)} question{'' if len(asked) == 1 else 's'}, table {table or settings.table}")
     typer.echo(_table(scores))
     for mode in scores:
         _print_misses(mode, misses)

@@ -23,13 +23,13 @@ upgrade, or a copied database) every unchanged-looking file is hashed once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lancelot_cli.indexer.sources import content_digest
 from lancelot_cli.storage.analyzer import FTS_OPTIONS
 from lancelot_cli.storage.fingerprint import table_fingerprint
 from lancelot_cli.storage.schema import COLUMNS, FIELD_INDEX_NAMES, FTS_INDEX_NAME, local_path
@@ -121,9 +121,9 @@ def racy(mtime_ns: int | None, as_of_ns: int) -> bool:
 
 
 def digest(path: Path) -> str | None:
-    """The content digest indexer/sources.py records (sha256 of the bytes, 16 hex digits); None
-    when the file cannot be read (the read that follows says why)."""
+    """The content digest the table records for the file (``sources.content_digest``); None when
+    the file cannot be read (the read that follows says why)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        return content_digest(path.read_bytes())
     except OSError:
         return None

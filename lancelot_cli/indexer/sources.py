@@ -132,6 +132,11 @@ def _html_to_text(html: str) -> tuple[str | None, str, bool]:
     return title, text, truncated
 
 
+def content_digest(raw: bytes) -> str:
+    """The digest of a file's bytes the table records (``file_hash``): sha256, 16 hex digits."""
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
 def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Document:
     """Read one file into a ``Document``. Raises ``SourceError`` with a reason."""
     path = root / rel
@@ -147,7 +152,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         raw = real.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(raw).hexdigest()[:16]
+    digest = content_digest(raw)
     suffix = path.suffix.lower()
     if suffix in PACKAGED:
         return _packaged(rel, raw, suffix, digest)

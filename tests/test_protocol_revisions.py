@@ -166,7 +166,7 @@ async def test_http(mode: str, offered: str | None, revision: str, offer: Any, h
 # -- the HTTP rules, for a request of every revision -----------------------------------------------
 
 
-def stamped(version: str, *, body: dict[str, Any] | None = None) -> tuple[dict[str, str], bytes]:
+def stamped(version: str) -> tuple[dict[str, str], bytes]:
     """Headers and body of a ``lancedb_version`` call as a client of ``version`` sends it: the
     2026-07-28 form carries the ``_meta`` envelope and the Mcp-Method/Mcp-Name headers."""
     params: dict[str, Any] = {"name": "lancedb_version", "arguments": {}}
@@ -178,7 +178,7 @@ def stamped(version: str, *, body: dict[str, Any] | None = None) -> tuple[dict[s
             "io.modelcontextprotocol/clientCapabilities": {},
         }
         headers |= {"Mcp-Method": "tools/call", "Mcp-Name": "lancedb_version"}
-    message = body or {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     return headers, json.dumps(message).encode()
 
 

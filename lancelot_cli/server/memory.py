@@ -16,14 +16,16 @@ transport's own threads had arenas, it left 321 MiB). A variable the user set (`
 setting is left alone. Elsewhere (musl, macOS) nothing is done.
 
 Memory freed inside the heap (a search's Arrow buffers, an evicted posting list) stays with the
-process until ``malloc_trim`` hands its pages back. ``release_freed``, after each tool call, trims
+process until ``malloc_trim`` hands its pages back. ``release_freed``, after a tool call, trims
 at once when more than ``RELEASE_ABOVE`` lies free (glibc counts free chunks whether or not their
-pages went back already, so on a heap that size every call trims: 3.5 ms on a 1M-chunk server,
-against its ~100 ms searches), and otherwise once the process has been idle for ``IDLE_SECONDS``:
+pages went back already, so on a heap that size every look trims: 3.5 ms on a 1M-chunk server,
+against its ~100 ms searches; it looks at most every ``CHECK_SECONDS``), and otherwise once the
+process has been idle for ``IDLE_SECONDS``:
 a trim after every call on a 10,000-chunk server handed back the buffers its next flat vector scan
 reuses, and 100 searches took 38 % longer. With LanceDB's index cache capped as well
 (``LANCELOT_INDEX_CACHE_MB``), a server on a 1M-chunk table held 364-369 MiB right after 100
-mixed searches, instead of 466 (tests/benchmarks/README.md, "1M chunks").
+mixed searches, instead of 466 (tests/benchmarks/README.md, "1M chunks"; measured when every call
+looked, before ``CHECK_SECONDS``).
 """
 
 from __future__ import annotations
@@ -54,9 +56,9 @@ SETTINGS = (
 
 RELEASE_ABOVE = 64 * 1024 * 1024  # free heap bytes that make a tool call trim at once
 IDLE_SECONDS = 1.0  # no call for this long: whatever lies free is handed back
-# mallinfo2 walks every free list of every arena under the arena's lock: on an HTTP server with 8
-# clients, looking after each call took ~8 % of its samples (py-spy) and stalled the searches'
-# own allocations. Looked at most this often instead; the idle trim still catches the rest.
+# mallinfo2 walks every free list of every arena, holding each arena's lock (the searches allocate
+# under it too): on an HTTP server with 8 clients, looking after every call was ~8 % of its py-spy
+# samples. Looked at most this often instead; the idle trim still catches the rest.
 CHECK_SECONDS = 0.25
 
 

@@ -4,7 +4,7 @@ uvicorn closes a keep-alive connection that stays idle (``timeout_keep_alive``),
 how long a client may take to send a request's headers, and no cap on open connections (its
 ``limit_concurrency`` answers 503 only once a request's headers are in). So a client that connects
 and sends nothing, or sends its headers a byte at a time (slowloris), held a file descriptor for
-ever, and ~20,000 of them exhausted the process's descriptors. ``guarded_protocol`` adds both:
+ever, and ~20,000 of them exhausted the process's descriptors. ``GuardedH11Protocol`` adds both:
 
 * headers must be complete within ``header_timeout`` seconds of the connection opening, or of the
   previous reply on a keep-alive connection; otherwise 408 and the connection is closed;
@@ -16,10 +16,16 @@ The body-read deadline is enforced by ``Guard`` (it reads the body), and idle ke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import socket
+from collections.abc import Iterator
 from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from lancelot_cli.errors import LancelotError
 
@@ -33,58 +39,85 @@ def _raw_reply(status: int, reason: str, message: str) -> bytes:
     return head + body
 
 
-def guarded_protocol(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
-    """A uvicorn H11Protocol subclass with a header deadline and a connection cap (0 s: no deadline)."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+class GuardedConfig(uvicorn.Config):
+    """uvicorn's Config with the two limits ``GuardedH11Protocol`` reads (0 s: no header deadline).
 
-    too_slow = _raw_reply(408, "Request Timeout", f"Request headers not received within {header_timeout:g} s")
-    busy = _raw_reply(503, "Service Unavailable", f"Too many connections (over {max_connections}); retry shortly")
+    The protocol is a module-level class that takes its limits from here, not from a closure, so
+    that the Config pickles into the worker processes of ``serve --http --workers N``."""
 
-    class GuardedH11Protocol(H11Protocol):
-        _deadline: asyncio.TimerHandle | None = None
+    def __init__(self, app: Any, *, header_timeout: float, max_connections: int, **kwargs: Any) -> None:
+        super().__init__(app, http=GuardedH11Protocol, **kwargs)
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
+        self.too_slow = _raw_reply(408, "Request Timeout", f"Request headers not received within {header_timeout:g} s")
+        self.busy = _raw_reply(
+            503, "Service Unavailable", f"Too many connections (over {max_connections}); retry shortly"
+        )
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if len(self.connections) > max_connections:
-                transport.write(busy)
-                transport.close()
-                return
-            self._arm()
 
-        def connection_lost(self, exc: Exception | None) -> None:
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header deadline and a connection cap, from its ``GuardedConfig``."""
+
+    _deadline: asyncio.TimerHandle | None = None
+
+    def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(config, GuardedConfig):
+            raise TypeError("GuardedH11Protocol needs a GuardedConfig (its limits live there)")
+        super().__init__(config, *args, **kwargs)
+        self.limits = config
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            transport.write(self.limits.busy)
+            transport.close()
+            return
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not cycle:  # a request's headers arrived: the app has it now
             self._disarm()
-            super().connection_lost(exc)
 
-        def handle_events(self) -> None:
-            cycle = self.cycle
-            super().handle_events()
-            if self.cycle is not cycle:  # a request's headers arrived: the app has it now
-                self._disarm()
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.our_state is h11.IDLE:
+            self._arm()  # the next request's headers get the same deadline
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.our_state is h11.IDLE:
-                self._arm()  # the next request's headers get the same deadline
+    def _arm(self) -> None:
+        self._disarm()
+        if self.limits.header_timeout > 0:
+            self._deadline = self.loop.call_later(self.limits.header_timeout, self._too_slow)
 
-        def _arm(self) -> None:
-            self._disarm()
-            if header_timeout > 0:
-                self._deadline = self.loop.call_later(header_timeout, self._too_slow)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _too_slow(self) -> None:
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
             self._deadline = None
-            if not self.transport.is_closing():
-                if self.conn.our_state is h11.IDLE:
-                    self.transport.write(too_slow)
-                self.transport.close()
 
-    return GuardedH11Protocol
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            if self.conn.our_state is h11.IDLE:
+                self.transport.write(self.limits.too_slow)
+            self.transport.close()
+
+
+class SignalStopServer(uvicorn.Server):
+    """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
+    kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            try:
+                yield
+            finally:
+                self._captured_signals.clear()  # uvicorn 0.54's list of signals to re-raise
 
 
 def bind(host: str, port: int) -> list[socket.socket]:

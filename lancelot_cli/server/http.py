@@ -24,12 +24,14 @@ and the connection cap live in the uvicorn protocol (``connections.py``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
+import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -293,13 +295,9 @@ def create_asgi_app(
             max_request_body_size=MAX_BODY,
         )
 
-    if settings.allowed_hosts:
-        allowed_hosts: set[str] | None = {h.lower() for h in settings.allowed_hosts}
-    else:
-        allowed_hosts = default_allowed_hosts(host, port)
     return Guard(
         build_inner,
-        allowed_hosts=allowed_hosts,
+        allowed_hosts=_allowed_hosts(settings, host, port),
         allowed_origins={o.lower() for o in settings.allowed_origins},
         supported_versions=set(supported_versions()),
         route=route,
@@ -307,57 +305,97 @@ def create_asgi_app(
     )
 
 
-def run_http(settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Any = None) -> None:
-    """Serve until SIGINT/SIGTERM. Logs (uvicorn's too) go to stderr; nothing to stdout."""
+@dataclass(frozen=True)
+class AppFactory:
+    """Makes the HTTP app inside a worker of `serve --http --workers N`. uvicorn calls it there
+    (``factory=True``); a module-level class of plain fields, so that it pickles into the spawned
+    process."""
+
+    settings: Settings
+    host: str
+    port: int
+    metrics_log: Path | None
+    parent_pid: int
+
+    def __call__(self) -> Guard:
+        from uvicorn.config import STARTUP_FAILURE
+
+        from lancelot_cli.server.logs import configure_logging
+        from lancelot_cli.server.metrics import Metrics
+        from lancelot_cli.server.workers import watch_parent
+
+        watch_parent(self.parent_pid)
+        configure_logging(self.settings)
+        try:
+            metrics = Metrics(self.metrics_log, pid=os.getpid())
+            return create_asgi_app(self.settings, host=self.host, port=self.port, metrics=metrics)
+        except Exception as exc:  # noqa: BLE001 - one line, and the parent stops instead of restarting it
+            sys.stderr.write(f"lancelot: error: HTTP worker {os.getpid()} could not start: {exc}\n")
+            sys.exit(STARTUP_FAILURE)
+
+
+def run_http(
+    settings: Settings, host: str = "127.0.0.1", port: int = 3000, metrics_log: Path | None = None, workers: int = 1
+) -> None:
+    """Serve until SIGINT/SIGTERM, in this process or (``workers`` > 1) in that many worker
+    processes sharing the sockets. Logs (uvicorn's too) go to stderr; nothing to stdout."""
     from lancelot_cli.server.memory import log_tuning, tune_malloc
 
-    tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
-    import uvicorn
-
-    from lancelot_cli.server.connections import bind, guarded_protocol
+    # first: while this is the only thread (see server.memory); workers get it from the environment
+    tuned = tune_malloc() if workers == 1 else []
+    from lancelot_cli.server.connections import GuardedConfig, SignalStopServer, bind
     from lancelot_cli.server.logs import configure_logging
-    from lancelot_cli.server.metrics import Metrics
 
     sockets = bind(host, port)  # first: a port in use is one line, before anything else is printed
     if port == 0:
         port = sockets[0].getsockname()[1]
-    app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
+    app: Any = None
+    if workers == 1:
+        from lancelot_cli.server.metrics import Metrics
+
+        app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
     configure_logging(settings)
     log_tuning(tuned)
-    if app.allowed_hosts is None:
+    if _allowed_hosts(settings, host, port) is None:
         sys.stderr.write(
             f"lancelot: warning: listening on {host} with no LANCELOT_ALLOWED_HOSTS: the Host header is not "
             f"checked. HTTP mode has no authentication; put it behind something that has.\n"
         )
-    sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT} (Ctrl-C to stop)\n")
+    processes = f", {workers} worker processes" if workers > 1 else ""
+    sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT}{processes} (Ctrl-C to stop)\n")
     level = "debug" if settings.log_level_number <= logging.DEBUG else "warning"
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        log_level=level,
-        server_header=False,
-        http=guarded_protocol(settings.http_header_timeout, settings.http_max_connections),
-        timeout_keep_alive=settings.http_idle_timeout,  # type: ignore[arg-type]
-        h11_max_incomplete_event_size=MAX_HEAD,
-    )  # request line + headers
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_config": None,
+        "access_log": False,
+        "lifespan": "on",
+        "log_level": level,
+        "server_header": False,
+        "timeout_keep_alive": settings.http_idle_timeout,
+        "h11_max_incomplete_event_size": MAX_HEAD,  # request line + headers
+        "header_timeout": settings.http_header_timeout,
+        "max_connections": settings.http_max_connections,
+        "workers": workers,  # given, so that uvicorn does not read WEB_CONCURRENCY
+    }
+    if workers == 1:
+        SignalStopServer(GuardedConfig(app, **options)).run(sockets=sockets)
+        return
+    from lancelot_cli.errors import LancelotError
+    from lancelot_cli.server.workers import Supervisor, malloc_environ
 
-    class Server(uvicorn.Server):
-        """uvicorn re-raises a caught SIGINT/SIGTERM after its graceful shutdown, so SIGTERM would
-        kill the process (exit -15). For `serve --http` a signal is the normal way to stop: exit 0."""
+    os.environ.update(malloc_environ(os.environ))  # read by each worker's glibc as it starts
+    factory = AppFactory(settings, host, port, metrics_log, os.getpid())
+    supervisor = Supervisor(GuardedConfig(factory, factory=True, **options), sockets)
+    supervisor.run()
+    if supervisor.failed:
+        raise LancelotError(f"{supervisor.failed}; the server stopped")
 
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            with super().capture_signals():
-                try:
-                    yield
-                finally:
-                    self._captured_signals.clear()  # uvicorn 0.54's list of signals to re-raise
 
-    Server(config).run(sockets=sockets)
+def _allowed_hosts(settings: Settings, host: str, port: int) -> set[str] | None:
+    if settings.allowed_hosts:
+        return {h.lower() for h in settings.allowed_hosts}
+    return default_allowed_hosts(host, port)
 
 
 def _display(host: str) -> str:

@@ -1,6 +1,8 @@
 """Usage metrics kept in memory: per tool, calls, errors, p50/p95 latency and approximate reply
 tokens (characters / 4). Never written to the database; optionally appended as JSON lines to a
-log file (``serve --metrics-log``) in the config folder.
+log file (``serve --metrics-log``) in the config folder. Each worker process of
+``serve --http --workers N`` keeps its own, and says which it is with a ``pid`` field in its log
+lines and its snapshot (the workers append to the same file, one ``write`` a line).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ def _percentile(values: list[float], share: float) -> float:
 class Metrics:
     """Thread-safe counters for the tools (sync tools run in worker threads)."""
 
-    def __init__(self, log_file: Path | None = None) -> None:
+    def __init__(self, log_file: Path | None = None, pid: int | None = None) -> None:
+        self.pid = pid  # set in a worker of `serve --http --workers N`: its lines and stats say which
         self._lock = threading.Lock()
         self._tools: dict[str, dict[str, Any]] = {}
         self._started = time.time()
@@ -46,6 +49,8 @@ class Metrics:
                     "tokens": tokens,
                     "error": error,
                 }
+                if self.pid is not None:
+                    line["pid"] = self.pid
                 with self.log_file.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line) + "\n")
 
@@ -63,4 +68,7 @@ class Metrics:
                 }
                 for name, e in sorted(self._tools.items())
             }
-        return {"since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started)), "tools": tools}
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started))
+        return (
+            {"since": since, "tools": tools} if self.pid is None else {"since": since, "pid": self.pid, "tools": tools}
+        )

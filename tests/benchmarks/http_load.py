@@ -2,19 +2,22 @@
 same searches run in-process through `Engine.search` (one thread, then N threads).
 
 Run from the repository root:
-    python tests/benchmarks/http_load.py [--clients 8] [--calls 250] [--chunks 10000]
+    python tests/benchmarks/http_load.py [--clients 8] [--calls 250] [--chunks 10000] [--workers 1 2]
 
 1. Writes one Markdown file per BEIR SciFact abstract (`# title`, then the text) into a temporary
    folder and indexes it with `index_folder` at the largest chunk size (700 down to 100, step 50)
    that gives at least --chunks rows; the row count is checked with lancedb itself.
-2. Starts `lancelot serve --http PORT` on a free loopback port (no OpenAI key, so search is BM25).
+2. Starts `lancelot serve --http PORT --workers N` on a free loopback port (no OpenAI key, so search
+   is BM25), once for each N of --workers (default 1), one after the other.
 3. --clients threads, each with its own keep-alive `http.client.HTTPConnection`, make --calls
-   `tools/call lancedb_search` requests each (limit 10), after --warmup uncounted calls. Queries are
+   `tools/call lancedb_search` requests each (limit 10), after --warmup uncounted calls (each on a
+   new connection, so that every worker process gets some). Queries are
    the SciFact claims (`text` only; the `metadata` field, which names relevant documents, is never
    read). A call is an error if the status is not 200, the reply is a JSON-RPC error, or isError.
 4. Runs the same queries through `Engine(settings).search(query, limit=10)` in this process, first
    sequentially and then with --clients threads sharing one engine (as the server does).
-5. Prints a Markdown table and ratios, the server's VmRSS after the load, and writes
+5. Prints a Markdown table and ratios, the server's VmRSS after the load (its worker processes'
+   summed in) and each worker's CPU seconds during the load, and writes
    tests/benchmarks/results/http_load.json (git-ignored).
 6. Stops the server with SIGINT and checks that it wrote nothing to stdout.
 
@@ -292,6 +295,30 @@ def wait_ready(proc: subprocess.Popen[bytes], port: int, stderr_path: Path) -> f
     raise SystemExit(f"the server did not answer within {READY_TIMEOUT:.0f} s")
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its children (the worker processes of `serve --workers N`)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return [pid]
+    return [pid, *(int(child) for child in children)]
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of one process, from /proc (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_rss_kib(pid: int) -> int | None:
+    """VmRSS of ``pid`` and its children, summed."""
+    sizes = [rss_kib(p) for p in process_tree(pid)]
+    return sum(size for size in sizes if size is not None) if sizes[0] is not None else None
+
+
 def rss_kib(pid: int) -> int | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -321,15 +348,17 @@ def stop_server(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 # -- the runs ----------------------------------------------------------------------------------
 
 
-def http_load(port: int, queries: list[str], clients: int, calls: int, warmup: int) -> tuple[dict[str, Any], list[str]]:
-    warm = McpClient(port)
-    try:
-        for i in range(warmup):
+def http_load(
+    port: int, queries: list[str], clients: int, calls: int, warmup: int, label: str
+) -> tuple[dict[str, Any], list[str]]:
+    for i in range(warmup):
+        warm = McpClient(port)  # a new connection each: with --workers, any worker may take it
+        try:
             problem = warm.search(queries[i % len(queries)])
-            if problem:
-                raise SystemExit(f"warm-up call {i} failed: {problem}")
-    finally:
-        warm.close()
+        finally:
+            warm.close()
+        if problem:
+            raise SystemExit(f"warm-up call {i} failed: {problem}")
 
     latencies: list[list[float]] = [[] for _ in range(clients)]
     problems: list[list[str]] = [[] for _ in range(clients)]
@@ -349,9 +378,7 @@ def http_load(port: int, queries: list[str], clients: int, calls: int, warmup: i
 
     wall = run_threads(clients, work)
     all_problems = [p for ps in problems for p in ps]
-    return summary(
-        f"HTTP, {clients} clients", [x for xs in latencies for x in xs], len(all_problems), wall, clients
-    ), all_problems
+    return summary(label, [x for xs in latencies for x in xs], len(all_problems), wall, clients), all_problems
 
 
 def in_process(engine: Any, queries: list[str], clients: int, calls: int, threads: int) -> dict[str, Any]:
@@ -377,6 +404,51 @@ def in_process(engine: Any, queries: list[str], clients: int, calls: int, thread
     return summary(label, [x for xs in latencies for x in xs], sum(errors), wall, threads)
 
 
+def run_server(
+    tmp: Path, env: dict[str, str], queries: list[str], opts: argparse.Namespace, workers: int
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Start `serve --http PORT --workers N`, put the load on it, stop it: (row, server facts, problems)."""
+    port = free_port()
+    command = [*lancelot_command(), "serve", "--http", str(port)]
+    if workers != 1:
+        command += ["--workers", str(workers)]
+    out_path, err_path = tmp / f"server-{port}.stdout", tmp / f"server-{port}.stderr"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=tmp)
+    stop: dict[str, Any] = {}
+    label = f"HTTP, {opts.clients} clients, {workers} worker{'s' if workers != 1 else ''}"
+    try:
+        ready_s = wait_ready(proc, port, err_path)
+        print(
+            f"Server ready on 127.0.0.1:{port} after {ready_s:.1f} s (pid {proc.pid}, {workers} workers); "
+            f"{opts.clients} clients x {opts.calls} calls...",
+            flush=True,
+        )
+        rss_before = tree_rss_kib(proc.pid)
+        pids = process_tree(proc.pid)
+        cpu_before = {pid: cpu_seconds(pid) or 0.0 for pid in pids}
+        row, problems = http_load(port, queries, opts.clients, opts.calls, opts.warmup, label)
+        cpu_after = {pid: cpu_seconds(pid) or 0.0 for pid in pids}
+        rss_after = tree_rss_kib(proc.pid)
+    finally:
+        stop = stop_server(proc)
+    stdout = out_path.read_bytes()
+    server = {
+        "command": command,
+        "workers": workers,
+        "ready_s": ready_s,
+        "rss_kib_before_load": rss_before,
+        "rss_kib_after_load": rss_after,
+        "cpu_s_during_load": {str(pid): cpu_after[pid] - cpu_before[pid] for pid in pids},
+        "stop": stop,
+        "stdout_bytes": len(stdout),
+        "stdout_empty": not stdout,
+        "stdout_head": stdout[:2000].decode(errors="replace"),
+        "stderr_tail": err_path.read_text(errors="replace")[-2000:],
+    }
+    return row, server, problems
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=8, help="concurrent HTTP clients / threads (default 8)")
@@ -385,10 +457,18 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="uncounted calls before each run (default 20)")
     parser.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl", help="BEIR corpus.jsonl")
     parser.add_argument("--queries", type=Path, default=DATA / "queries.jsonl", help="BEIR queries.jsonl")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        metavar="N",
+        help="serve --workers N; several values run the HTTP load once each, in order (default 1)",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results file (default {RESULTS})")
     opts = parser.parse_args()
-    if opts.clients < 1 or opts.calls < 1 or opts.chunks < 1 or opts.warmup < 0:
-        parser.error("--clients, --calls and --chunks must be at least 1, --warmup at least 0")
+    if opts.clients < 1 or opts.calls < 1 or opts.chunks < 1 or opts.warmup < 0 or min(opts.workers) < 1:
+        parser.error("--clients, --calls, --chunks and --workers must be at least 1, --warmup at least 0")
     for path in (opts.corpus, opts.queries):
         if not path.is_file():
             parser.error(f"{path} not found")
@@ -427,26 +507,14 @@ def main() -> None:
         )
 
         # -- HTTP ---------------------------------------------------------------------------
-        port = free_port()
-        command = [*lancelot_command(), "serve", "--http", str(port)]
-        out_path, err_path = tmp / "server.stdout", tmp / "server.stderr"
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=tmp)
-        stop: dict[str, Any] = {}
-        try:
-            ready_s = wait_ready(proc, port, err_path)
-            print(
-                f"Server ready on 127.0.0.1:{port} after {ready_s:.1f} s (pid {proc.pid}); "
-                f"{opts.clients} clients x {opts.calls} calls...",
-                flush=True,
-            )
-            rss_before = rss_kib(proc.pid)
-            http_row, problems = http_load(port, queries, opts.clients, opts.calls, opts.warmup)
-            rss_after = rss_kib(proc.pid)
-        finally:
-            stop = stop_server(proc)
-        server_stdout = out_path.read_bytes()
-        server_stderr = err_path.read_text(errors="replace")
+        servers: list[dict[str, Any]] = []
+        http_rows: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for workers in opts.workers:
+            row, server, found = run_server(tmp, env, queries, opts, workers)
+            http_rows.append(row)
+            servers.append(server)
+            problems += found
 
         # -- in-process ---------------------------------------------------------------------
         from lancelot_cli.engine import Engine
@@ -460,24 +528,18 @@ def main() -> None:
         seq_row = in_process(engine, queries, opts.clients, opts.calls, 1)
         par_row = in_process(engine, queries, opts.clients, opts.calls, opts.clients)
 
-    rows = [http_row, seq_row, par_row]
-    ratios = {
-        "http_p50_over_in_process_p50": http_row["p50_ms"] / seq_row["p50_ms"],
-        "http_p50_over_in_process_threads_p50": http_row["p50_ms"] / par_row["p50_ms"],
-        "http_throughput_over_in_process_threads_throughput": http_row["throughput_per_s"]
-        / par_row["throughput_per_s"],
-        "http_throughput_over_in_process_throughput": http_row["throughput_per_s"] / seq_row["throughput_per_s"],
-    }
-    server = {
-        "command": command,
-        "ready_s": ready_s,
-        "rss_kib_before_load": rss_before,
-        "rss_kib_after_load": rss_after,
-        "stop": stop,
-        "stdout_bytes": len(server_stdout),
-        "stdout_empty": not server_stdout,
-        "stderr_tail": server_stderr[-2000:],
-    }
+    rows = [*http_rows, seq_row, par_row]
+    ratios = [
+        {
+            "mode": http_row["mode"],
+            "http_p50_over_in_process_p50": http_row["p50_ms"] / seq_row["p50_ms"],
+            "http_p50_over_in_process_threads_p50": http_row["p50_ms"] / par_row["p50_ms"],
+            "http_throughput_over_in_process_threads_throughput": http_row["throughput_per_s"]
+            / par_row["throughput_per_s"],
+            "http_throughput_over_in_process_throughput": http_row["throughput_per_s"] / seq_row["throughput_per_s"],
+        }
+        for http_row in http_rows
+    ]
     import importlib.metadata as md
 
     meta = {
@@ -509,7 +571,7 @@ def main() -> None:
                 "index": index,
                 "results": rows,
                 "ratios": ratios,
-                "server": server,
+                "servers": servers,
                 "http_errors": problems[:50],
             },
             indent=2,
@@ -530,22 +592,29 @@ def main() -> None:
             f"| {r['mode']} | {r['calls']} | {r['errors']} | {r['wall_s']:.2f} | {r['throughput_per_s']:.1f} | "
             f"{r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} |"
         )
-    print(f"\n- HTTP p50 / in-process (1 thread) p50: {ratios['http_p50_over_in_process_p50']:.2f}×")
-    print(
-        f"- HTTP p50 / in-process ({opts.clients} threads) p50: {ratios['http_p50_over_in_process_threads_p50']:.2f}×"
-    )
-    print(
-        f"- HTTP throughput / in-process ({opts.clients} threads) throughput: "
-        f"{ratios['http_throughput_over_in_process_threads_throughput']:.2f}×"
-    )
-    rss_text = f"{rss_after / 1024:.0f} MiB" if rss_after is not None else "unknown"
-    before_text = f"{rss_before / 1024:.0f} MiB" if rss_before is not None else "unknown"
-    print(f"- server VmRSS after the load: {rss_text} (before: {before_text})")
-    print(
-        f"- server stop: SIGINT -> exit code {stop.get('returncode')} in {stop.get('stop_s', 0):.1f} s"
-        f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; "
-        f"stdout {'empty' if not server_stdout else f'NOT empty ({len(server_stdout)} bytes)'}"
-    )
+    for ratio, server in zip(ratios, servers, strict=True):
+        stop = server["stop"]
+        print(f"\n{ratio['mode']}:")
+        print(f"- HTTP p50 / in-process (1 thread) p50: {ratio['http_p50_over_in_process_p50']:.2f}×")
+        print(
+            f"- HTTP p50 / in-process ({opts.clients} threads) p50: "
+            f"{ratio['http_p50_over_in_process_threads_p50']:.2f}×"
+        )
+        print(
+            f"- HTTP throughput / in-process ({opts.clients} threads) throughput: "
+            f"{ratio['http_throughput_over_in_process_threads_throughput']:.2f}×"
+        )
+        rss_after, rss_before = server["rss_kib_after_load"], server["rss_kib_before_load"]
+        rss_text = f"{rss_after / 1024:.0f} MiB" if rss_after is not None else "unknown"
+        before_text = f"{rss_before / 1024:.0f} MiB" if rss_before is not None else "unknown"
+        print(f"- server VmRSS after the load (workers summed): {rss_text} (before: {before_text})")
+        cpu = ", ".join(f"{seconds:.1f}" for seconds in server["cpu_s_during_load"].values())
+        print(f"- CPU seconds during the load, per process (parent first): {cpu}")
+        print(
+            f"- server stop: SIGINT -> exit code {stop.get('returncode')} in {stop.get('stop_s', 0):.1f} s"
+            f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; "
+            f"stdout {'empty' if server['stdout_empty'] else 'NOT empty (%d bytes)' % server['stdout_bytes']}"
+        )
     print(f"\nResults written to {opts.output}")
 
     failed = False
@@ -560,12 +629,14 @@ def main() -> None:
             f"\nin-process errors: {seq_row['errors']} (1 thread), {par_row['errors']} ({opts.clients} threads)",
             file=sys.stderr,
         )
-    if server_stdout:
-        failed = True
-        print(f"\nthe server wrote to stdout:\n{server_stdout[:2000].decode(errors='replace')}", file=sys.stderr)
-    if not stop.get("clean") or stop.get("returncode") not in (0, -signal.SIGINT, 130):
-        failed = True
-        print(f"\nthe server did not stop cleanly: {stop}\nstderr tail:\n{server_stderr[-2000:]}", file=sys.stderr)
+    for server in servers:
+        if not server["stdout_empty"]:
+            failed = True
+            print(f"\nthe server wrote to stdout:\n{server['stdout_head']}", file=sys.stderr)
+        stop = server["stop"]
+        if not stop.get("clean") or stop.get("returncode") not in (0, -signal.SIGINT, 130):
+            failed = True
+            print(f"\nthe server did not stop cleanly: {stop}\nstderr tail:\n{server['stderr_tail']}", file=sys.stderr)
     if failed:
         raise SystemExit(1)
 

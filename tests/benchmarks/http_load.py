@@ -610,10 +610,10 @@ def main() -> None:
         print(f"- server VmRSS after the load (workers summed): {rss_text} (before: {before_text})")
         cpu = ", ".join(f"{seconds:.1f}" for seconds in server["cpu_s_during_load"].values())
         print(f"- CPU seconds during the load, per process (parent first): {cpu}")
+        stdout = "empty" if server["stdout_empty"] else f"NOT empty ({server['stdout_bytes']} bytes)"
         print(
             f"- server stop: SIGINT -> exit code {stop.get('returncode')} in {stop.get('stop_s', 0):.1f} s"
-            f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; "
-            f"stdout {'empty' if server['stdout_empty'] else 'NOT empty (%d bytes)' % server['stdout_bytes']}"
+            f"{'' if stop.get('clean') else ' (NOT clean: killed or already gone)'}; stdout {stdout}"
         )
     print(f"\nResults written to {opts.output}")
 

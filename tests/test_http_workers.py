@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -166,6 +167,25 @@ def test_killing_the_parent_ends_the_workers(tmp_path: Path, sample_db: Path) ->
         time.sleep(0.1)
     assert not any(alive(pid) for pid in workers), "workers outlived their parent"
     assert not listening(served.port)
+
+
+def test_a_worker_that_dies_while_serving_is_replaced(tmp_path: Path, sample_db: Path) -> None:
+    served = start(tmp_path, sample_db, "--workers", "2")
+    try:
+        first, second = workers_of(served, 2)
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = workers_of(served, 2)
+            if first not in now:
+                break
+            time.sleep(0.2)
+        assert first not in now and second in now, now
+        for _ in range(6):  # new connections: whichever worker takes them answers
+            assert_tool_reply(request(served.port, body=rpc("lancedb_search", {"query": "refund"})))
+    finally:
+        code, _ = served.stop(signal.SIGTERM, timeout=30)
+    assert code == 0, served.stderr
 
 
 def test_a_worker_that_cannot_start_stops_the_parent_in_one_line(tmp_path: Path, sample_db: Path) -> None:

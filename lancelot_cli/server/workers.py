@@ -92,7 +92,9 @@ class Supervisor(Multiprocess):
                 waiting.pop(0)
                 self._listen(process)
             elif not process.process.is_alive():
-                self._fail(process, f"exit code {process.exitcode}")
+                self.handle_signals()  # a Ctrl-C reaches the workers too: then it is no failure
+                if not self.should_exit.is_set():
+                    self._fail(process, f"exit code {process.exitcode}")
             elif time.monotonic() > deadline:
                 self._fail(process, f"not serving after {STARTUP_SECONDS:g} s")
 

@@ -25,6 +25,14 @@ import os
 import sys
 from typing import Annotated, Any
 
+from lancelot_cli.server import collector
+
+# `lancelot serve` on stdio: the cyclic garbage collector stays off while typer, mcp, pydantic and
+# lancedb load (server/collector.py); run_stdio sets the deadline that turns it back on.
+if collector.stdio_serve(sys.argv[1:]):
+    collector.pause()
+
+# isort: split
 import typer
 from typer.core import TyperCommand, TyperGroup
 

@@ -306,3 +306,19 @@ def test_the_typer_deferral_changes_nothing_but_the_pydantic_import(sample_db: P
     assert runs["off"][2]["pydantic"] and runs["unknown-layout"][2]["pydantic"]
     if args == ["search", "--help"]:
         assert runs["deferred"][2]["pydantic"] is False
+
+
+def test_a_default_in_its_range_needs_no_pydantic_adapter() -> None:
+    """`serve --idle` (a float in 0..1440): its default 0.0 is what typer's adapter would return, so
+    `lancelot serve` builds none; a value out of the range, or of another type, still goes to typer."""
+    import typer.main
+
+    from lancelot_cli.cli import app
+
+    serve = typer.main.get_command(app.app).commands["serve"]  # type: ignore[attr-defined]
+    idle = next(p for p in serve.params if p.name == "idle")
+    assert idle.default == 0.0 and type(idle.default) is float
+    assert app._already_plain(idle, 0.0) and app._already_plain(idle, 1440.0)
+    assert not app._already_plain(idle, 1441.0) and not app._already_plain(idle, -1.0)
+    assert not app._already_plain(idle, 0)  # an int: typer's adapter makes it a float
+    assert not app._already_plain(idle, "5")  # from the command line: typer parses it

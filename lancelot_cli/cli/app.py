@@ -25,6 +25,14 @@ import os
 import sys
 from typing import Annotated, Any
 
+from lancelot_cli.server import collector
+
+# `lancelot serve` on stdio: the cyclic garbage collector stays off while typer, mcp, pydantic and
+# lancedb load (server/collector.py); run_stdio sets the deadline that turns it back on.
+if collector.stdio_serve(sys.argv[1:]):
+    collector.pause()
+
+# isort: split
 import typer
 from typer.core import TyperCommand, TyperGroup
 
@@ -64,21 +72,25 @@ class _DeferredCoercion:
 
 
 def _already_plain(param: Any, value: Any) -> bool:
-    """True when ``value`` is exactly of the parameter's plain declared type, with nothing to check."""
+    """True when ``value`` is exactly of the parameter's plain declared type, with nothing to check
+    but a range it lies in (`serve --idle`'s default 0.0 in 0..1440: what typer's adapter returns)."""
     descriptor = param.type_descriptor
     info = descriptor.parameter_info
-    if (
-        info.parser is not None
-        or descriptor.file_annotation is not None
-        or info.min is not None
-        or info.max is not None
-    ):
+    if info.parser is not None or descriptor.file_annotation is not None:
         return False
     annotation = descriptor.annotation
     members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
     if getattr(annotation, "__args__", None) and len(members) == 1 and type(None) in annotation.__args__:
         annotation = members[0]  # Optional[X] / X | None
-    return isinstance(annotation, type) and type(value) is annotation
+    if not (isinstance(annotation, type) and type(value) is annotation):
+        return False
+    if info.min is None and info.max is None:
+        return True
+    return (
+        type(value) in (int, float)
+        and (info.min is None or value >= info.min)
+        and (info.max is None or value <= info.max)
+    )
 
 
 def _defer_coercion(params: list[Any]) -> None:

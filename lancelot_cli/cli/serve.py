@@ -106,7 +106,7 @@ def serve(
             max=1440,
             help="With --socket: exit after MINUTES without a connection (0: never).",
         ),
-    ] = 0,
+    ] = 0.0,  # a float, as declared: no pydantic adapter is built for the default (cli/app.py)
     db: Db = None,
 ) -> None:
     settings = load_settings(ctx, db)

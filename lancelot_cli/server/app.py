@@ -24,7 +24,7 @@ from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import AgentDocument
-from lancelot_cli.server import tools
+from lancelot_cli.server import collector, tools
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.server.tools import MAX_ERROR_CHARS, _capped, _engine_cause, _engine_error, _whole_reply
@@ -97,15 +97,18 @@ def _warm(server: MCPServer, stopped: threading.Event) -> None:
     if they were made by one, so a first vector search does not wait for either (a text search never does).
     Nothing is opened once the server has stopped (``stopped``): a server built per request (Lambda,
     tests) must not leave a thread reading a database after it is gone."""
-    warm_up()
-    if stopped.is_set():
-        return
-    get_engine = getattr(server, "_get_engine", None)
     try:
-        if get_engine is not None:
-            get_engine().warm_embeddings()
-    except Exception:  # noqa: BLE001 - no database or table yet: the first call says so
-        pass
+        warm_up()
+        if stopped.is_set():
+            return
+        get_engine = getattr(server, "_get_engine", None)
+        try:
+            if get_engine is not None:
+                get_engine().warm_embeddings()
+        except Exception:  # noqa: BLE001 - no database or table yet: the first call says so
+            pass
+    finally:
+        collector.warmed_up()  # the garbage collector paused for the startup comes back (server.collector)
 
 
 @asynccontextmanager

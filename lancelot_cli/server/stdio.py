@@ -39,6 +39,10 @@ def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
     from lancelot_cli.server.memory import log_tuning, tune_malloc
 
     tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
+    from lancelot_cli.server import collector
+
+    collector.pause()  # already paused when `lancelot serve` loaded (cli/app.py); here for any other caller
+    collector.deadline()  # the collector is back by then even if the server is never called
     import anyio
 
     from lancelot_cli.server.app import build_server

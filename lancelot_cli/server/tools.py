@@ -22,7 +22,7 @@ from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.server import completions, links
+from lancelot_cli.server import collector, completions, links
 from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import SearchReply
@@ -150,6 +150,7 @@ def _run(call: Callable[[], T]) -> T:
         ) from exc
     finally:
         release_freed()  # what the call freed goes back to the system (server.memory)
+        collector.warmed_up()  # a first call ended: the collector paused for the startup comes back soon
 
 
 GetEngine = Callable[[], Engine]
@@ -199,7 +200,7 @@ def register(
         "the server started (in memory; nothing is written to the database).",
     )
     def stats() -> str:
-        return to_json(metrics.snapshot())
+        return to_json({**metrics.snapshot(), "gc": collector.state()})
 
     links.register(server, get_engine)
     completions.register(server, get_engine)

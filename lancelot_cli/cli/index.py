@@ -113,6 +113,9 @@ def index(
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
+    from lancelot_cli.storage import heap
+
+    heap.one_arena()  # first, while this is the only thread (storage/heap.py)
     from lancelot_cli.indexer.run import Options  # at run time (the name above is for the annotations)
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)

@@ -262,6 +262,7 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
     cap_front_matter(writer, rows, job.options.rebuild, report)
     column = attach_vectors(writer, rows, embedding, report)
+    states = read_states(rows)  # taken now: the commit may empty ``rows`` (Text.rows)
     commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
     report.text_seconds = time.perf_counter() - ready.started
     complete = None
@@ -271,7 +272,7 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     elif known is not None and not report.without_vectors and writer.stored_model == known.complete_model:
         complete = known.complete_model  # no row came without a vector
     if is_local(job.database):
-        ledger.save(*_where(job), _ledger_after(job, writer, plan, rows, skipped, complete))
+        ledger.save(*_where(job), _ledger_after(job, writer, plan, states, skipped, complete))
 
 
 def _nothing_to_do(plan: Plan, known: ledger.Ledger, embedding: Embedding) -> bool:
@@ -303,15 +304,24 @@ def _answer_from_ledger(
         ledger.save(*_where(job), known)
 
 
+def read_states(rows: Rows) -> dict[str, list[Any]]:
+    """path -> [size, mtime in ns, content hash] of each file the rows come from (its first chunk's)."""
+    return {row[PATH]: [row[FILE_SIZE], row[FILE_MTIME], row[FILE_HASH]] for row in rows if row[CHUNK] == 0}
+
+
 def _ledger_after(
-    job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, skipped: list[tuple[str, str]], complete: str | None
+    job: IndexJob,
+    writer: TableWriter,
+    plan: Plan,
+    states: dict[str, list[Any]],
+    skipped: list[tuple[str, str]],
+    complete: str | None,
 ) -> ledger.Ledger:
     """The ledger of the table as this run leaves it: the recorded state of every file with rows
-    (the ones read now, the others as before) and of the files ``skipped`` when read, with why."""
+    (``states``: the ones read now (``read_states``), the others as before) and of the files
+    ``skipped`` when read, with why."""
     files = {rel: list(entry) for rel, entry in plan.state.items() if rel not in plan.deleted}
-    for row in rows:
-        if row[CHUNK] == 0:
-            files[row[PATH]] = [row[FILE_SIZE], row[FILE_MTIME], row[FILE_HASH]]
+    files.update(states)
     stats = plan.found.stats
     unread = {rel: [*stats[rel], why] for rel, why in skipped if stats.get(rel, (None, None))[0] is not None}
     return ledger.Ledger(
@@ -499,7 +509,7 @@ class Text:
     commit keeps: None when there are no vectors, or when the model is new (then the first batch
     embedded makes its column, in ``embed_missing``)."""
 
-    rows: Rows
+    rows: Rows  # given up to the commit: the first write of a new table empties the list as it writes
     replaced: set[str]  # the documents read and the ones deleted: their previous rows go
     column: tuple[str, int] | None
 
@@ -512,7 +522,11 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
         if job.options.rebuild or text.replaced or not writer.exists:
             model, dimension = text.column or (None, None)
             written = writer.write(
-                text.rows, paths=None if job.options.rebuild else text.replaced, model=model, dimension=dimension
+                text.rows,
+                paths=None if job.options.rebuild else text.replaced,
+                model=model,
+                dimension=dimension,
+                release=True,  # nothing reads the rows after the commit: their memory goes as they are written
             )
             report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
             report.version, report.committed, report.optimized = written.version, written.committed, written.optimized

@@ -36,15 +36,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from _ctypes import CFuncPtr
-
-# mallopt parameter numbers from glibc's <malloc.h>
-M_TRIM_THRESHOLD = -1
-M_MMAP_THRESHOLD = -3
-M_ARENA_MAX = -8
+from lancelot_cli.storage.heap import M_ARENA_MAX, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+from lancelot_cli.storage.heap import glibc as _glibc
 
 # (parameter, value, the variable that sets it at start)
 SETTINGS = (
@@ -60,20 +54,6 @@ IDLE_SECONDS = 1.0  # no call for this long: whatever lies free is handed back
 # under it too): on an HTTP server with 8 clients, looking after every call was ~8 % of its py-spy
 # samples. Looked at most this often instead; the idle trim still catches the rest.
 CHECK_SECONDS = 0.25
-
-
-def _glibc(name: str) -> CFuncPtr | None:
-    """A function of the process's C library when that is glibc, else None (a ctypes function
-    pointer: its ``argtypes`` and ``restype`` are set before it is called)."""
-    try:
-        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-            return None
-    except (AttributeError, ValueError, OSError):  # not glibc (no such name on musl, macOS, Windows)
-        return None
-    try:
-        return getattr(ctypes.CDLL(None), name)  # the process's own symbols: glibc's
-    except (OSError, AttributeError):
-        return None
 
 
 def tune_malloc(environ: dict[str, str] | None = None) -> list[str]:

@@ -1,10 +1,12 @@
-"""The only code that writes a LanceDB table. Used by `lancelot index`, never by the server.
+"""The only code that writes a LanceDB table (with storage/writer_first.py, which makes a new local
+table). Used by `lancelot index`, never by the server.
 
 How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified there):
-1. A new table in a local folder is built whole (its rows, then its full-text index) in a hidden
+1. A new table in a local folder is built whole (its rows, then its full-text indexes) in a hidden
    staging folder and moved into place with one rename, so a reader sees no table, then all of it,
-   never an empty or unindexed one. (Object stores have no rename: there the table is created
-   empty and indexed at once, then filled as below.)
+   never an empty or unindexed one (storage/writer_first.py, which builds it with little memory).
+   (Object stores have no rename: there the table is created empty and indexed at once, then
+   filled as below.)
 2. Every write of rows is one ``merge_insert`` commit: rows whose hash changed (or that still lack
    a vector) are updated, new ones inserted, rows no longer in the folder deleted. A reader sees
    the old content or the new one.
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError, TableDamagedError
-from lancelot_cli.storage import ann, damage, disk
+from lancelot_cli.storage import ann, damage, disk, writer_first
 from lancelot_cli.storage.analyzer import fts_config
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
@@ -318,6 +320,7 @@ class TableWriter:
         paths: set[str] | None = None,
         model: str | None = None,
         dimension: int | None = None,
+        release: bool = False,
     ) -> WriteResult:
         """Write ``rows`` in one commit (matched by ``id``; a row is rewritten only when its chunk hash,
         its file's state or a vector it gains says so). Vectors still missing are given later, by
@@ -329,10 +332,13 @@ class TableWriter:
             paths: the files this write replaces, or None for all of them.
             model, dimension: with ``model``, rows carry a ``vector`` (None where there is none yet)
                 and the column records the model; a new model or size replaces the column.
+            release: the caller gives ``rows`` (a list) up: the first write of a new local table
+                empties it as it writes, so the rows' objects are freed early (storage/writer_first.py);
+                other writes leave it as it is.
         """
         created = self._tbl is None
         if created and is_local(self.db_uri):
-            return self._write_first(rows, model, dimension)
+            return self._write_first(rows if isinstance(rows, list) else list(rows), model, dimension, release)
         if created:
             with _guard("create", self.db_uri, self.name):
                 self._tbl = _create_indexed(self._db, self.db_uri, self.name)
@@ -372,7 +378,7 @@ class TableWriter:
         schema = self._tbl.schema
         data = pa.Table.from_pylist([complete(row, schema) for row in rows], schema=schema)
         if paths is None and not every_row and self._tbl.count_rows() == 0:
-            # A new table (built aside, or just created in an object store): every row is an insert.
+            # A table with no rows yet (one just created in an object store): every row is an insert.
             # A plain append is the same commit without the merge's join: ~20 MB less at peak and
             # ~0.1 s less for 4,000 chunks (tests/benchmarks/README.md, issue 25).
             self._tbl.add(data, on_bad_vectors="null")
@@ -385,18 +391,33 @@ class TableWriter:
             merge = merge.when_not_matched_by_source_delete(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
         merge.execute(data, on_bad_vectors="null")
 
-    def _write_first(self, rows: Sequence[dict[str, Any]], model: str | None, dimension: int | None) -> WriteResult:
-        """A new table in a local folder is built whole (rows, columns, full-text index) in a hidden
-        staging folder and moved into place with one rename: a reader sees no table, then all of it."""
+    def _write_first(
+        self, rows: list[dict[str, Any]], model: str | None, dimension: int | None, release: bool
+    ) -> WriteResult:
+        """A new table in a local folder is built whole (rows, columns, full-text indexes) in a
+        hidden staging folder (storage/writer_first.py) and moved into place with one rename: a
+        reader sees no table, then all of it; a failure before the rename leaves no table (or the
+        damaged one as it was)."""
+        import lancedb
+
+        if len({row[ID] for row in rows}) != len(rows):
+            raise IndexingError("two chunks share one id; this is a bug in the chunk numbering")
+        added = len(rows)
         root = local_path(self.db_uri)
         staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
         try:
             with _guard("create", self.db_uri, self.name):
-                staged = TableWriter(staging, self.name, vector_policy=self.vector_policy)
-                staged.db_uri = self.db_uri  # (for error messages)
-                staged._tbl = _empty_indexed(staged._db, self.name)
-            result = staged.write(rows, model=model, dimension=dimension)
-            with _guard("create", self.db_uri, self.name):
+                staged = writer_first.create(
+                    lancedb.connect(staging),
+                    self.name,
+                    rows,
+                    model,
+                    dimension,
+                    release=release,
+                    storage_options=FILE_FORMAT,
+                )
+                ann.maintain(staged, self.vector_policy, added)
+                del staged
                 target = os.path.join(root, f"{self.name}.lance")
                 if self.damaged and os.path.exists(target):  # --rebuild of a damaged table: it goes aside first
                     os.rename(target, os.path.join(staging, "damaged.lance"))
@@ -409,7 +430,8 @@ class TableWriter:
                 self._tbl = self._db.open_table(self.name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # with the damaged table, if one was put aside
-        return WriteResult(result.added, 0, 0, int(self._tbl.version), committed=True, optimized=result.optimized)
+        # (optimized: every row is in the full-text indexes already, nothing is left to fold or compact)
+        return WriteResult(added, 0, 0, int(self._tbl.version), committed=True, optimized=True)
 
     def _add_columns_for(self, rows: Sequence[dict[str, Any]]) -> None:
         """Columns for keys the rows bring (front matter), typed from their values."""

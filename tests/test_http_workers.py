@@ -169,10 +169,26 @@ def test_killing_the_parent_ends_the_workers(tmp_path: Path, sample_db: Path) ->
     assert not listening(served.port)
 
 
+def serving(served: Served, workers: list[int], timeout: float = 60.0) -> None:
+    """Return once each of ``workers`` has answered a client: until then the parent is still
+    starting them, and a worker that dies then is a start-up failure (the parent exits 1)."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while seen != set(workers) and time.monotonic() < deadline:
+        seen.update(asyncio.run(_clients(served.url, 8)))
+    assert seen == set(workers), (seen, workers, served.stderr)
+    time.sleep(1.0)  # the parent looks at each starting worker every 0.5 s (server/workers.py)
+
+
+async def _clients(url: str, count: int) -> list[int]:
+    return list(await asyncio.gather(*(_one_client(url, "refund") for _ in range(count))))
+
+
 def test_a_worker_that_dies_while_serving_is_replaced(tmp_path: Path, sample_db: Path) -> None:
     served = start(tmp_path, sample_db, "--workers", "2")
     try:
         first, second = workers_of(served, 2)
+        serving(served, [first, second])
         os.kill(first, signal.SIGKILL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

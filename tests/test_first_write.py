@@ -66,7 +66,7 @@ def general_path(db: Path, rows: list[dict[str, Any]], **write: Any) -> TableWri
     """The table built as the writer built every new table before (and object stores still do):
     empty with its full-text indexes, then the rows appended and ``optimize()``."""
     writer = TableWriter(str(db), TABLE)
-    writer._tbl = writer_module._empty_indexed(writer._db, TABLE)
+    writer._tbl = writer_module._create_indexed(writer._db, TABLE)
     writer.write(rows, **write)
     return writer
 

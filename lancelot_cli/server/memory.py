@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from lancelot_cli.storage.heap import M_ARENA_MAX, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+from lancelot_cli.storage.heap import M_ARENA_MAX, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
 from lancelot_cli.storage.heap import glibc as _glibc
 
 # (parameter, value, the variable that sets it at start)
@@ -60,12 +60,7 @@ def tune_malloc(environ: dict[str, str] | None = None) -> list[str]:
     """Apply ``SETTINGS`` with glibc's ``mallopt``; the names of the variables applied (empty when
     the C library is not glibc)."""
     environ = dict(os.environ) if environ is None else environ
-    mallopt = _glibc("mallopt")
-    if mallopt is None:
-        return []
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return [name for param, value, name in SETTINGS if name not in environ and mallopt(param, value) == 1]
+    return [name for param, value, name in SETTINGS if name not in environ and mallopt(param, value)]
 
 
 def log_tuning(applied: list[str]) -> None:

@@ -341,7 +341,7 @@ class TableWriter:
             return self._write_first(rows if isinstance(rows, list) else list(rows), model, dimension, release)
         if created:
             with _guard("create", self.db_uri, self.name):
-                self._tbl = _create_indexed(self._db, self.db_uri, self.name)
+                self._tbl = _create_indexed(self._db, self.name)
         stored_model, stored_dim = self.vector_info()
         vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
         added, updated, deleted, touched = self._changes(rows, paths)
@@ -499,20 +499,13 @@ class TableWriter:
         self._tbl.add_columns(field)
 
 
-def _empty_indexed(db: Any, table: str) -> Any:
-    """An empty table with its full-text index."""
+def _create_indexed(db: Any, table: str) -> Any:
+    """A new table in an object store, which has no atomic rename: created empty, then indexed at
+    once (a reader may see it empty and without its index for that moment; it falls back to a
+    scan). Local folders build the whole table aside instead (``TableWriter._write_first``)."""
     tbl = db.create_table(table, schema=table_schema(), storage_options=FILE_FORMAT)
-    tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
-    for column, index_name in FIELD_INDEX_NAMES.items():
-        tbl.create_index(column, config=fts_config(), name=index_name)
+    writer_first.create_text_indexes(tbl)
     return tbl
-
-
-def _create_indexed(db: Any, db_uri: str, table: str) -> Any:
-    """A new table in an object store, which has no atomic rename: created, then indexed at once
-    (a reader may see it empty and without its index for that moment; it falls back to a scan).
-    Local folders build the whole table aside instead (``TableWriter._write_first``)."""
-    return _empty_indexed(db, table)
 
 
 def _changed(has_vectors: bool) -> str:

@@ -107,7 +107,13 @@ def create(
     # The batches and the rows' objects are freed by now; most of that lies free in the heap (and
     # would stay counted as the process's while the indexes take their own memory): handed back.
     heap.trim()
+    create_text_indexes(tbl)
+    return tbl
+
+
+def create_text_indexes(tbl: Any) -> None:
+    """The table's four full-text indexes (its text, then the title, heading and path columns), one
+    commit each: over every row here, over none when the writer makes an object store's table."""
     tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
     for column, index_name in FIELD_INDEX_NAMES.items():
         tbl.create_index(column, config=fts_config(), name=index_name)
-    return tbl

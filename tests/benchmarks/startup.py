@@ -300,9 +300,9 @@ def main() -> None:
         ("first_result_no_fast_import_over_hello", "the same, `LANCELOT_NO_FAST_IMPORT=1`"),
         ("lancelot_help_over_import_typer", "ratio `lancelot --help` / `import typer`"),
     ]
-    if base_first_result:
-        rows[2:2] = [
-            ("base_first_result_over_hello_paired", "the same for the base, paired run by run"),
+    if base_first_result:  # last, so that each "the same" above still follows the row it repeats
+        rows += [
+            ("base_first_result_over_hello_paired", "base: first search result / hello first result, paired"),
             ("first_result_over_base_paired", "this checkout / the base, first search result, paired run by run"),
         ]
     for key, label in rows:

@@ -13,6 +13,9 @@ Run from the repository root:
    overhead is the p50 of the stdio calls minus the p50 of the in-process calls, and the median of
    the per-query differences (target: <= 3 ms). Then the same with a bare newline-delimited
    JSON-RPC client on a second server's pipes, which separates the SDK client's own cost.
+   Then the SDK's floor, with the same client: ``echo_server.py`` over stdio, a bare MCPServer that
+   answers each query with the reply lancelot gave (recorded in step 3; same output schema), and
+   its ``hello`` tool ("hi"). Lancelot's own server code costs the overhead minus the echo's p50.
 4. Reply size: characters of the tool result's text (the compact JSON an agent reads), hits per reply,
    and snippet characters per hit (mean and max), for SciFact claims and sample-docs questions.
 
@@ -112,6 +115,7 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
     stdio_ms: list[float] = []
     replies: list[dict[str, Any]] = []
     texts: list[str] = []
+    recorded: dict[str, Any] = {}
     mismatches = 0
     async with mcp.Client(params) as client:
         for i in range(warmup):
@@ -131,11 +135,13 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
             reply = json.loads(text)
             if [h["id"] for h in reply["hits"]] != [h["id"] for h in local["hits"]]:
                 mismatches += 1
+            recorded.setdefault(query, result.model_dump(mode="json", by_alias=True, exclude_none=True))
             if i < len(queries):
                 replies.append(reply)
                 texts.append(text)
     diffs = [s - loc for s, loc in zip(stdio_ms, local_ms, strict=True)]
     raw = raw_pipe(env, config, engine, queries, calls, warmup)
+    floor = await sdk_floor(env, config, recorded, queries, calls, warmup)
     return {
         "calls": calls,
         "in_process_p50_ms": percentile(local_ms, 0.5),
@@ -147,8 +153,45 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
         "overhead_p95_of_pairs_ms": percentile(diffs, 0.95),
         "hit_order_mismatches": mismatches,
         "raw_pipe": raw,
+        "sdk_floor": floor,
         "search_type": replies[0]["searchType"] if replies else None,
         "sizes": reply_sizes(replies, texts),
+    }
+
+
+async def sdk_floor(
+    env: dict[str, str], config: Path, recorded: dict[str, Any], queries: list[str], calls: int, warmup: int
+) -> dict[str, Any]:
+    """The same client calling ``echo_server.py`` over stdio: lancelot's recorded replies (no search)
+    and the hello tool, alternating."""
+    import mcp
+
+    replies = config / "echo-replies.json"
+    replies.write_text(json.dumps(recorded), encoding="utf-8")
+    echo = Path(__file__).with_name("echo_server.py")
+    params = mcp.StdioServerParameters(command=sys.executable, args=[str(echo), str(replies)], env=env)
+    echo_ms: list[float] = []
+    hello_ms: list[float] = []
+    async with mcp.Client(params) as client:
+        for i in range(warmup):
+            await client.call_tool("lancedb_search", {"query": queries[i % len(queries)]})
+            await client.call_tool("hello", {})
+        for i in range(calls):
+            t0 = time.perf_counter()
+            result = await client.call_tool("lancedb_search", {"query": queries[i % len(queries)]})
+            echo_ms.append((time.perf_counter() - t0) * 1000)
+            if result.is_error or result.structured_content != recorded[queries[i % len(queries)]].get(
+                "structuredContent"
+            ):
+                raise SystemExit(f"echo_server did not give back the recorded reply: {result.content[:1]}")
+            t0 = time.perf_counter()
+            await client.call_tool("hello", {})
+            hello_ms.append((time.perf_counter() - t0) * 1000)
+    return {
+        "echo_p50_ms": percentile(echo_ms, 0.5),
+        "echo_p95_ms": percentile(echo_ms, 0.95),
+        "hello_p50_ms": percentile(hello_ms, 0.5),
+        "hello_p95_ms": percentile(hello_ms, 0.95),
     }
 
 
@@ -272,6 +315,20 @@ def main() -> None:
         print(
             f"| {name} | {r['in_process_p50_ms']:.2f} | {r['pipe_p50_ms']:.2f} / {r['pipe_p95_ms']:.2f} | "
             f"{r['overhead_p50_ms']:.2f} | {r['overhead_median_of_pairs_ms']:.2f} |"
+        )
+    print(
+        "\nThe SDK's floor with the same client over stdio (`echo_server.py`: lancelot's recorded reply "
+        'for the query, no search; `hello`: "hi"). Lancelot\'s own server code = overhead p50 minus '
+        "the echo p50:\n"
+    )
+    print("| table | echo p50 / p95 ms | hello p50 / p95 ms | overhead p50 ms | lancelot's own ms |")
+    print("|---|---:|---:|---:|---:|")
+    for name in ("sample-docs", "scifact"):
+        r = results[name]
+        f = r["sdk_floor"]
+        print(
+            f"| {name} | {f['echo_p50_ms']:.2f} / {f['echo_p95_ms']:.2f} | {f['hello_p50_ms']:.2f} / "
+            f"{f['hello_p95_ms']:.2f} | {r['overhead_p50_ms']:.2f} | {r['overhead_p50_ms'] - f['echo_p50_ms']:.2f} |"
         )
     print("\n### Default reply size (lancedb_search, limit 20)\n")
     print("| table | replies | reply chars mean / max | hits mean | chars per hit | snippet chars mean / max |")

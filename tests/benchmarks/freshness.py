@@ -38,7 +38,9 @@ tree, A B then B A in alternate rounds. Per round: a full index into a fresh dat
 --full-runs rounds; default all), a no-change re-run, and a run after one file changed (a line
 appended, the same file for both). For each: wall clock, CPU (user + system) and peak RSS of the
 process (wait4), and the seconds `index` prints (`seconds` of --json). Ratios are per round (the
-no-change run over that round's full run of the same code; B over A), then min and median.
+no-change run over that round's full run of the same code; B over A), then min and median. Each
+round ends with `importFloor`: a process that only imports lancedb as the writer does, its
+printed seconds the import's own (a run that commits cannot print less than that).
 `cat /proc/loadavg` is read before and after. Writes results/freshness-folder.json.
 """
 
@@ -561,6 +563,34 @@ def run_index(code: Path, src: Path, db: Path, config: Path) -> dict[str, float]
     }
 
 
+IMPORT_FLOOR = (
+    "import time; began = time.perf_counter(); import lancelot_cli.storage, lancedb; print(time.perf_counter() - began)"
+)
+
+
+def run_import_floor(code: Path, config: Path) -> dict[str, float]:
+    """The floor of a run that commits: a process that only imports lancedb as the writer does
+    (through ``lancelot_cli.storage``, so with its deferred imports); ``printed_s`` is the import's
+    own seconds, measured inside the process as ``index`` measures its run."""
+    env = child_env(LANCELOT_CONFIG_DIR=str(config))
+    env["PYTHONPATH"] = str(code) + os.pathsep + str(REPO)
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", IMPORT_FLOOR], cwd=str(code), stdout=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.stdout.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"importing lancedb failed under {code}")
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "printed_s": float(out.decode().strip()),
+    }
+
+
 def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
     """The paired rounds of the real-folder mode; returns every run and the code each label ran."""
     from tests.benchmarks.known_items import code_root
@@ -592,6 +622,8 @@ def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
             handle.write(f"\n\nA line added in round {n}, {word(n, 'round')}.\n")
         for label in order:
             record[label]["oneFile"] = run_index(codes[label][0], src, dbs[label], config)
+        for label in order:
+            record[label]["importFloor"] = run_import_floor(codes[label][0], config)
         for label in codes:
             runs[label].append(record[label])
         note(f"round {n + 1}/{opts.runs}: " + "; ".join(_round_line(record[label], label) for label in order))
@@ -607,7 +639,7 @@ def _round_line(record: dict[str, Any], label: str) -> str:
     return f"{label}: " + ", ".join(parts)
 
 
-FOLDER_KINDS = ("full", "noChange", "oneFile")
+FOLDER_KINDS = ("full", "noChange", "oneFile", "importFloor")
 
 
 def min_median(values: list[float]) -> str:

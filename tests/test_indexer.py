@@ -785,6 +785,24 @@ def test_existing_table_of_another_layout_is_left_alone(docs: Path, tmp_path: Pa
     assert ReadOnlyDatabase(str(db)).table_names() == ["documents", "mine"]
 
 
+def test_a_table_after_the_first_ten_is_updated_not_created_again(tmp_path: Path) -> None:
+    # lancedb's deprecated table_names() lists 10 names: the writer took the 12th table for a new
+    # one and failed to put a "new" table in its place ("Directory not empty").
+    src, db = tmp_path / "src", tmp_path / "db"
+    write(src / "a.md", "# Zebras\n\nZebras graze in herds.\n")
+    for n in range(11):
+        index_folder(src, str(db), table=f"t{n:02d}")
+    index_folder(src, str(db), table="zz")
+    ledgers = list(db.glob(".*zz*.state.json"))
+    assert len(ledgers) == 1  # without it the writer looks the table up instead of trusting it
+    ledgers[0].unlink()
+    write(src / "a.md", "# Zebras\n\nZebras graze in herds. Okapis do not.\n")
+    report = index_folder(src, str(db), table="zz")
+    assert (report.added, report.updated, report.deleted) == (0, 1, 0)
+    assert ["Okapis" in row["text"] for row in table_rows(db, "zz")] == [True]
+    assert ReadOnlyDatabase(str(db)).table_names() == [*(f"t{n:02d}" for n in range(11)), "zz"]
+
+
 # --------------------------------------------------------------------------- 9. CLI
 
 

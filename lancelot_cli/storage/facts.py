@@ -50,6 +50,20 @@ class TableFacts:
         return column.model or self.metadata.get("embedding_model")
 
 
+def table_names(db: Any) -> list[str]:
+    """Every table of a lancedb connection, sorted. ``list_tables`` answers in pages; lancedb's
+    older ``table_names()`` (deprecated) returns only its first page, 10 names by default, so
+    with more tables it missed some."""
+    names: list[str] = []
+    token = None
+    while True:
+        page = db.list_tables(page_token=token)
+        names.extend(page.tables)
+        token = page.page_token
+        if not token:
+            return sorted(names)
+
+
 def is_fts(index: Any) -> bool:
     """Whether a ``list_indices()`` entry is a full-text index (LanceDB has named the type both ways)."""
     return str(index.index_type).upper() in FTS_INDEX_TYPES

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from lancelot_cli.errors import ColumnNotFoundError, DatabaseNotFoundError, TableNotFoundError
 from lancelot_cli.storage import damage
 from lancelot_cli.storage.analyzer import match_query
-from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts
+from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts, table_names
 from lancelot_cli.storage.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import describe_path, is_local, local_path
 
@@ -307,14 +307,7 @@ class ReadOnlyDatabase:
         return None if self._session is None else int(self._session.size_bytes)
 
     def table_names(self) -> list[str]:
-        names: list[str] = []
-        token = None
-        while True:
-            page = self._db.list_tables(page_token=token)
-            names.extend(page.tables)
-            token = page.page_token
-            if not token:
-                return sorted(names)
+        return table_names(self._db)
 
     def table(self, name: str) -> ReadOnlyTable:
         """Open a table. On an object store the handle is kept: opening costs requests, and the

@@ -43,7 +43,7 @@ from lancelot_cli.storage.columns import (
     sql_string,
     table_schema,
 )
-from lancelot_cli.storage.facts import fts_columns, is_fts
+from lancelot_cli.storage.facts import fts_columns, is_fts, table_names
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
     ADDED_LATER,
@@ -144,7 +144,7 @@ class TableWriter:
                 with damage.said(table):
                     self._tbl = self._db.open_table(table)
                 return
-            if table in self._db.table_names():
+            if table in table_names(self._db):  # every page: lancedb lists 10 names by default
                 opened, broken = self._open_whole(table)
                 if broken is not None:
                     if not (replace_damaged and is_local(db_uri)):  # else "no changes" while searches fail

@@ -112,7 +112,8 @@ def heading_paths(chunks: list[str], title: str) -> list[str]:
             names.insert(0, title)
         paths.append(" > ".join(names))
         for line in lines[1:]:
-            heading(line)
+            if "#" in line or "`" in line or "~" in line:  # else neither a heading nor a fence line
+                heading(line)
     return paths
 
 

@@ -47,7 +47,12 @@ FOLDER_LINK = "a link to a folder: links to folders are not followed"
 
 def inside(root: Path, path: Path) -> bool:
     """True when ``path``, links resolved (chains, ``../``), is inside ``root`` (links resolved too)."""
-    return os.path.realpath(path).startswith(os.path.join(os.path.realpath(root), ""))
+    return within(os.path.realpath(root), os.path.realpath(path))
+
+
+def within(real_root: str, real_path: str) -> bool:
+    """``inside`` for paths whose links are resolved already (``os.path.realpath``)."""
+    return real_path.startswith(os.path.join(real_root, ""))
 
 
 def scan(

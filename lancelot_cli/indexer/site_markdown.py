@@ -46,6 +46,7 @@ _BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)")
 # Template tags hold no braces or backslashes: LaTeX ({{\\text{O}_{2}}}) and JSON ({"a": {}}) are not tags.
 _SHORTCODE = re.compile(r"\{\{[<%][^{}\\\n]*?[%>]\}\}|\{%[^{}\\\n]*?%\}|\{\{[^{}\\\n]*\}\}")
 _CODE_SPAN = re.compile(r"(`+[^`]*`+)")
+
 _HTML_ELEMENTS = (
     "a abbr address article aside audio b bdi bdo blockquote br button caption center cite code col colgroup dd "
     "del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr i iframe img input "
@@ -79,7 +80,7 @@ def clean(text: str) -> str:
         if fence is not None:
             out.append(line)
             continue
-        admonition = _ADMONITION.match(line)
+        admonition = _ADMONITION.match(line) if "!!!" in line or "???" in line else None
         if admonition:
             indent, kind, title = admonition.groups()
             out.append(indent + (title if title is not None else kind.replace("-", " ").capitalize()))
@@ -90,6 +91,8 @@ def clean(text: str) -> str:
 
 
 def _clean_line(line: str) -> str:
+    if not _markup(line):
+        return line  # most lines: no rule below can apply
     include = _INCLUDE_LINE.match(line)
     if include:  # the included file's name stays: it names what the page shows there (an example's topic)
         return _PARENTS.sub("", next(path for path in include.groups() if path is not None))
@@ -112,6 +115,20 @@ def _clean_line(line: str) -> str:
     parts = _CODE_SPAN.split(line)
     return "".join(
         part if i % 2 else _TAG.sub("", _BADGE.sub("", _SHORTCODE.sub("", part))) for i, part in enumerate(parts)
+    )
+
+
+def _markup(line: str) -> bool:
+    """Whether a rule of ``_clean_line`` can apply: each needs one of these (an include: ``{* *}``,
+    ``{! !}``, ``--8<--``; an attribute list or shortcode: ``{``; a tag: ``<``; a badge: ``[![``; a
+    block: ``///``, ``:::``; an MDX line: its first word). Plain ``in`` tests, as most lines have none."""
+    return (
+        "{" in line
+        or "<" in line
+        or "[![" in line
+        or "///" in line
+        or ":::" in line
+        or line.startswith(("import", "export"))
     )
 
 

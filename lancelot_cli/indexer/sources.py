@@ -23,7 +23,7 @@ from typing import Any
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import frontmatter, site_markdown
 from lancelot_cli.indexer.formats import KINDS, PACKAGED, FormatError, read_packaged
-from lancelot_cli.indexer.scanning import HTML, MARKDOWN, OUTSIDE_LINK, TEXT, inside
+from lancelot_cli.indexer.scanning import HTML, MARKDOWN, OUTSIDE_LINK, TEXT, within
 from lancelot_cli.indexer.scanning import scan as scan  # (re-exported: where callers have long found them)
 from lancelot_cli.indexer.scanning import walk as walk
 from lancelot_cli.indexer.titles import clean_title, markdown_title
@@ -140,9 +140,10 @@ def content_digest(raw: bytes) -> str:
 def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Document:
     """Read one file into a ``Document``. Raises ``SourceError`` with a reason."""
     path = root / rel
-    real = Path(os.path.realpath(path))  # read the target checked, not a link swapped in meanwhile
-    if not inside(root, real):  # checked again here: the link may have changed since the walk
+    resolved = os.path.realpath(path)  # read the target checked, not a link swapped in meanwhile
+    if not within(os.path.realpath(root), resolved):  # checked again here: the link may have changed since the walk
         raise SourceError(OUTSIDE_LINK)
+    real = Path(resolved)
     try:
         info = real.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the run

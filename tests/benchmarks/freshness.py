@@ -42,6 +42,14 @@ no-change run over that round's full run of the same code; B over A), then min a
 round ends with `importFloor`: a process that only imports lancedb as the writer does, its
 printed seconds the import's own (a run that commits cannot print less than that).
 `cat /proc/loadavg` is read before and after. Writes results/freshness-folder.json.
+
+With --qmd "COMMAND" (e.g. --qmd "node /path/to/qmd/dist/cli/qmd.js"), qmd runs in the same rounds
+as the label Q, on the same files and edits, with its own HOME and XDG folders (so its own index):
+a full index is `qmd collection add SRC --name docs` into a fresh folder, a re-run `qmd update`.
+qmd prints no seconds, so its printed seconds are its wall clock. qmd stores a document's text once
+per content hash, so with --qmd every copy after the first gets one line naming the copy in each
+of its text files: both tools index the same number of distinct documents. Ratios B / Q are paired
+run by run as B / A is.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ import os
 import platform
 import random
 import re
+import shlex
 import shutil
 import signal
 import statistics
@@ -591,6 +600,53 @@ def run_import_floor(code: Path, config: Path) -> dict[str, float]:
     }
 
 
+QMD_FILES = re.compile(r"Indexed: (\d+) new, (\d+) updated, (\d+) unchanged")
+
+
+def run_qmd(command: list[str], kind: str, src: Path, home: Path) -> dict[str, float]:
+    """One whole qmd process: ``collection add`` into a fresh HOME for a full index, else ``update``;
+    wall, CPU and peak RSS (wait4), its wall as its printed seconds, and the files it counted."""
+    if kind == "full":
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+    args = ["collection", "add", str(src), "--name", "docs"] if kind == "full" else ["update"]
+    env = child_env(HOME=str(home), XDG_CACHE_HOME=str(home / "cache"), XDG_CONFIG_HOME=str(home / "config"))
+    started = time.perf_counter()
+    proc = subprocess.Popen([*command, *args], cwd=str(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.stdout.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"qmd {' '.join(args)} failed (exit {os.waitstatus_to_exitcode(status)}):\n{out[-2000:]}")
+    counted = [int(n) for n in QMD_FILES.findall(out)[-1]] if QMD_FILES.search(out) else [0, 0, 0]
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "printed_s": wall,
+        "read": counted[0] + counted[1],
+        "files": sum(counted),
+        "chunks": 0,
+    }
+
+
+def distinguish_copies(src: Path, copies: int) -> None:
+    """One line naming the copy at the end of each text file of every copy after the first (qmd
+    keeps one text per content hash; the copies must be distinct documents for both tools)."""
+    for folder in sorted(src.iterdir()):
+        n = int(folder.name.rsplit("-", 1)[1])
+        if n == 1 or copies == 1:
+            continue
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink() and path.suffix.lower() in {".md", ".html", ".htm", ".txt"}:
+                stat = path.stat()
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(f"\n\nCopy {n} of this page.\n")
+                os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # file times kept, as copytree keeps them
+
+
 def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
     """The paired rounds of the real-folder mode; returns every run and the code each label ran."""
     from tests.benchmarks.known_items import code_root
@@ -602,28 +658,39 @@ def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
     for folder in opts.folder:
         for n in range(1, opts.copies + 1):
             shutil.copytree(folder, src / f"{Path(folder).name}-{n}", symlinks=True)
+    qmd = shlex.split(opts.qmd) if opts.qmd else None
+    if qmd:
+        codes["Q"] = (root / "qmd-home", "qmd: " + opts.qmd)
+        distinguish_copies(src, opts.copies)
     docs = sorted(p for p in src.rglob("*") if p.suffix.lower() in {".md", ".html", ".htm", ".txt"})
     config = root / "config"
     config.mkdir()
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
     full_runs = opts.full_runs if opts.full_runs is not None else opts.runs
     dbs = {label: root / f"db-{label}" for label in codes}
+
+    def run(label: str, kind: str) -> dict[str, float]:
+        if label == "Q":
+            return run_qmd(qmd or [], kind, src, codes["Q"][0])
+        return run_index(codes[label][0], src, dbs[label], config)
+
     for n in range(opts.runs):
         order = sorted(codes) if n % 2 == 0 else sorted(codes, reverse=True)
         record: dict[str, dict[str, Any]] = {label: {"load": loadavg()} for label in codes}
-        if n < full_runs or not dbs[order[0]].exists():
+        if n < full_runs or not dbs["B"].exists():
             for label in order:
                 shutil.rmtree(dbs[label], ignore_errors=True)
-                record[label]["full"] = run_index(codes[label][0], src, dbs[label], config)
+                record[label]["full"] = run(label, "full")
         for label in order:
-            record[label]["noChange"] = run_index(codes[label][0], src, dbs[label], config)
+            record[label]["noChange"] = run(label, "noChange")
         changed = docs[(n * 97) % len(docs)]
         with changed.open("a", encoding="utf-8") as handle:
             handle.write(f"\n\nA line added in round {n}, {word(n, 'round')}.\n")
         for label in order:
-            record[label]["oneFile"] = run_index(codes[label][0], src, dbs[label], config)
+            record[label]["oneFile"] = run(label, "oneFile")
         for label in order:
-            record[label]["importFloor"] = run_import_floor(codes[label][0], config)
+            if label != "Q":
+                record[label]["importFloor"] = run_import_floor(codes[label][0], config)
         for label in codes:
             runs[label].append(record[label])
         note(f"round {n + 1}/{opts.runs}: " + "; ".join(_round_line(record[label], label) for label in order))
@@ -673,14 +740,14 @@ def folder_report(result: dict[str, Any]) -> str:
                 + f" | {min_median([100 * x for x in share_wall])} %"
                 + f" | {min_median([100 * x for x in share_printed])} % |"
             )
-    if set(runs) == {"A", "B"}:
+    for other in sorted(set(runs) - {"B"}):
         lines += [
             "",
-            "| B / A, paired run by run | wall | CPU | peak RSS | printed |",
+            f"| B / {other}, paired run by run | wall | CPU | peak RSS | printed |",
             "| --- | ---: | ---: | ---: | ---: |",
         ]
         for kind in FOLDER_KINDS:
-            pairs = [(a[kind], b[kind]) for a, b in zip(runs["A"], runs["B"], strict=True) if kind in a and kind in b]
+            pairs = [(a[kind], b[kind]) for a, b in zip(runs[other], runs["B"], strict=True) if kind in a and kind in b]
             cells = [
                 min_median([b[key] / a[key] for a, b in pairs if a[key]])
                 for key in ("wall_s", "cpu_s", "rss_mib", "printed_s")
@@ -727,6 +794,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="real-folder mode: rounds")
     parser.add_argument("--full-runs", type=int, default=None, help="real-folder mode: rounds with a full index")
     parser.add_argument("--base", metavar="REV", help="real-folder mode: also run the package as committed at REV")
+    parser.add_argument("--qmd", metavar="COMMAND", help="real-folder mode: also run qmd (its command line), paired")
     opts = parser.parse_args()
     if opts.folder:
         folder_main(opts)

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 DIST = "lancelot-cli"
 
@@ -28,6 +31,8 @@ def install_command(extra: str | None = "local", distribution: metadata.Distribu
 
     ``distribution`` is the installed ``lancelot-cli`` (looked up by name when omitted); with none
     installed (a source tree on ``PYTHONPATH``), the folder holding ``pyproject.toml`` is named."""
+    from importlib import metadata  # here: ~14 ms, and every `lancelot` command imports this module
+
     suffix = f"[{extra}]" if extra else ""
     if distribution is None:
         # The code that runs may be a checkout that is not the installed copy (PYTHONPATH): name it.
@@ -100,6 +105,8 @@ def _source_tree() -> Path | None:
 def uvx_source(distribution: metadata.Distribution | None = None) -> str | None:
     """What ``uvx --from`` needs to run this copy again: None for an index install (``uvx lancelot-cli``
     finds it by name), else the folder, archive or VCS URL it was installed from (PEP 610)."""
+    from importlib import metadata
+
     try:
         distribution = distribution or metadata.distribution(DIST)
     except metadata.PackageNotFoundError:

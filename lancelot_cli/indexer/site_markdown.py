@@ -46,7 +46,6 @@ _BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)")
 # Template tags hold no braces or backslashes: LaTeX ({{\\text{O}_{2}}}) and JSON ({"a": {}}) are not tags.
 _SHORTCODE = re.compile(r"\{\{[<%][^{}\\\n]*?[%>]\}\}|\{%[^{}\\\n]*?%\}|\{\{[^{}\\\n]*\}\}")
 _CODE_SPAN = re.compile(r"(`+[^`]*`+)")
-
 _HTML_ELEMENTS = (
     "a abbr address article aside audio b bdi bdo blockquote br button caption center cite code col colgroup dd "
     "del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr i iframe img input "

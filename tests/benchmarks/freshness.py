@@ -537,34 +537,37 @@ def loadavg() -> str:
         return "?"
 
 
+def timed_process(
+    argv: list[str], cwd: Path, env: dict[str, str], stderr: Any = None
+) -> tuple[bytes, dict[str, float], int]:
+    """Run ``argv`` to its end: its stdout, {wall_s, cpu_s, rss_mib} of the whole process (wait4,
+    not proc.wait(): wait4 gives the child's rusage) and its exit code."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=str(cwd), stdout=subprocess.PIPE, stderr=stderr, env=env)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stdout.close()
+    measured = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
+    return out, measured, proc.returncode
+
+
 def run_index(code: Path, src: Path, db: Path, config: Path) -> dict[str, float]:
     """One whole `lancelot index SRC DB --json` process of the package under ``code``: wall, CPU,
     peak RSS (wait4) and the seconds it prints."""
     env = child_env(LANCELOT_CONFIG_DIR=str(config), COLUMNS="400")
     env["PYTHONPATH"] = str(code) + os.pathsep + str(REPO)
     with tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), "--json"],
-            cwd=str(code),
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=env,
-        )
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)  # (not proc.wait(): wait4 gives the child's rusage)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        proc.stdout.close()
-        if proc.returncode != 0:
+        argv = [sys.executable, "-m", "lancelot_cli", "index", str(src), str(db), "--json"]
+        out, measured, exit_code = timed_process(argv, code, env, stderr=err)
+        if exit_code != 0:
             err.seek(0)
             raise SystemExit(f"lancelot index failed under {code}:\n{err.read().decode()[-2000:]}")
     summary = json.loads(out.decode().strip().splitlines()[-1])
     return {
-        "wall_s": wall,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024,
+        **measured,
         "printed_s": float(summary["seconds"]),
         "read": summary["read"],
         "files": summary["files"],
@@ -583,23 +586,13 @@ def run_import_floor(code: Path, config: Path) -> dict[str, float]:
     own seconds, measured inside the process as ``index`` measures its run."""
     env = child_env(LANCELOT_CONFIG_DIR=str(config))
     env["PYTHONPATH"] = str(code) + os.pathsep + str(REPO)
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", IMPORT_FLOOR], cwd=str(code), stdout=subprocess.PIPE, env=env)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    proc.stdout.close()
-    if os.waitstatus_to_exitcode(status) != 0:
+    out, measured, exit_code = timed_process([sys.executable, "-c", IMPORT_FLOOR], code, env)
+    if exit_code != 0:
         raise SystemExit(f"importing lancedb failed under {code}")
-    return {
-        "wall_s": wall,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024,
-        "printed_s": float(out.decode().strip()),
-    }
+    return {**measured, "printed_s": float(out.decode().strip())}
 
 
+TEXT_SUFFIXES = {".md", ".html", ".htm", ".txt"}  # the files a round edits (and --qmd tells apart)
 QMD_FILES = re.compile(r"Indexed: (\d+) new, (\d+) updated, (\d+) unchanged")
 
 
@@ -611,36 +604,30 @@ def run_qmd(command: list[str], kind: str, src: Path, home: Path) -> dict[str, f
         home.mkdir(parents=True)
     args = ["collection", "add", str(src), "--name", "docs"] if kind == "full" else ["update"]
     env = child_env(HOME=str(home), XDG_CACHE_HOME=str(home / "cache"), XDG_CONFIG_HOME=str(home / "config"))
-    started = time.perf_counter()
-    proc = subprocess.Popen([*command, *args], cwd=str(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    assert proc.stdout is not None
-    out = proc.stdout.read().decode(errors="replace")
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    proc.stdout.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"qmd {' '.join(args)} failed (exit {os.waitstatus_to_exitcode(status)}):\n{out[-2000:]}")
-    counted = [int(n) for n in QMD_FILES.findall(out)[-1]] if QMD_FILES.search(out) else [0, 0, 0]
+    raw, measured, exit_code = timed_process([*command, *args], home, env, stderr=subprocess.STDOUT)
+    out = raw.decode(errors="replace")
+    if exit_code != 0:
+        raise SystemExit(f"qmd {' '.join(args)} failed (exit {exit_code}):\n{out[-2000:]}")
+    found = QMD_FILES.findall(out)
+    counted = [int(n) for n in found[-1]] if found else [0, 0, 0]
     return {
-        "wall_s": wall,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024,
-        "printed_s": wall,
+        **measured,
+        "printed_s": measured["wall_s"],
         "read": counted[0] + counted[1],
         "files": sum(counted),
         "chunks": 0,
     }
 
 
-def distinguish_copies(src: Path, copies: int) -> None:
+def distinguish_copies(src: Path) -> None:
     """One line naming the copy at the end of each text file of every copy after the first (qmd
     keeps one text per content hash; the copies must be distinct documents for both tools)."""
     for folder in sorted(src.iterdir()):
         n = int(folder.name.rsplit("-", 1)[1])
-        if n == 1 or copies == 1:
+        if n == 1:
             continue
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink() and path.suffix.lower() in {".md", ".html", ".htm", ".txt"}:
+            if path.is_file() and not path.is_symlink() and path.suffix.lower() in TEXT_SUFFIXES:
                 stat = path.stat()
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(f"\n\nCopy {n} of this page.\n")
@@ -661,8 +648,8 @@ def folder_rounds(opts: argparse.Namespace, root: Path) -> dict[str, Any]:
     qmd = shlex.split(opts.qmd) if opts.qmd else None
     if qmd:
         codes["Q"] = (root / "qmd-home", "qmd: " + opts.qmd)
-        distinguish_copies(src, opts.copies)
-    docs = sorted(p for p in src.rglob("*") if p.suffix.lower() in {".md", ".html", ".htm", ".txt"})
+        distinguish_copies(src)
+    docs = sorted(p for p in src.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
     config = root / "config"
     config.mkdir()
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}

@@ -197,6 +197,21 @@ def test_json_that_is_not_json_rpc_gets_invalid_request(raw: Raw, line: bytes, e
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "request_id", [{}, [], [1], {"a": 1}, None, 1.5], ids=["object", "list", "list-1", "obj-1", "null", "float"]
+)
+def test_a_cancellation_with_an_odd_request_id_is_ignored(fresh: Raw, request_id: Any) -> None:
+    """`notifications/cancelled` is not checked by the SDK: a requestId that is an object or a list
+    ended the server with `TypeError: unhashable` (issue 37 #5), before and after `initialize`."""
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+    fresh.send(cancel)
+    fresh.initialize()
+    fresh.send(cancel)
+    fresh.answers()
+    assert fresh.proc.poll() is None and "Traceback" not in fresh.stderr, fresh.stderr
+
+
+@pytest.mark.slow
 def test_a_call_before_initialize_says_so(fresh: Raw) -> None:
     fresh.send(call(1, "lancedb_version", {}))
     reply = fresh.receive()

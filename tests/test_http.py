@@ -544,6 +544,23 @@ def test_a_body_that_is_not_acceptable_json_is_400_parse_error(loopback: Served,
     assert error["code"] == -32700 and error["message"].startswith("Parse error"), error
 
 
+def test_a_crafted_body_neither_stalls_the_server_nor_its_other_clients(loopback: Served) -> None:
+    """An unterminated string of escaped quotes (64 KB) cost the depth check 10.7 s of the event loop,
+    and every other client waited (issue 37 #1). Now it is a prompt 400, and a client asking meanwhile
+    is served."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    hostile = b'"' + b'\\"' * 32_700
+    with ThreadPoolExecutor(4) as pool:
+        attacks = [pool.submit(request, loopback.port, body=hostile, timeout=30) for _ in range(3)]
+        started = time.monotonic()
+        assert_tool_reply(request(loopback.port, timeout=30))
+        waited = time.monotonic() - started
+        for attack in attacks:
+            assert assert_error(attack.result(), 400)["code"] == -32700
+    assert waited < 5, f"an ordinary call waited {waited:.1f} s behind three crafted bodies"
+
+
 @pytest.mark.parametrize(
     "content_type",
     [

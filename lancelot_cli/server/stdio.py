@@ -122,11 +122,11 @@ class _Unanswered:
             return
         request_id = getattr(message, "id", None)
         if request_id is not None:
-            self._ids.add(request_id)
+            self._ids.add(_hashable(request_id))
         elif method == "notifications/cancelled":  # the client wants no answer to it
             params = getattr(message, "params", None)
             self._ids.discard(
-                params.get("requestId") if isinstance(params, dict) else getattr(params, "request_id", None)
+                _hashable(params.get("requestId") if isinstance(params, dict) else getattr(params, "request_id", None))
             )
             self._wake()
 
@@ -157,6 +157,13 @@ class _Unanswered:
 
     async def __aexit__(self, *exc: object) -> Any:
         return await self._inner.__aexit__(*exc)
+
+
+def _hashable(request_id: object) -> object:
+    """A JSON-RPC id as a set member. Ids are strings or numbers, but a notification is not checked
+    by the SDK: ``{"requestId": {}}`` in a cancellation ended the server with ``TypeError:
+    unhashable`` (issue 37). Anything else matches no request."""
+    return request_id if isinstance(request_id, (str, int, float)) else None
 
 
 def _error_reply(exc: Exception) -> Any:

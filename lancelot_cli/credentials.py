@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lancelot_cli import redact
 from lancelot_cli.models import KeySource
 from lancelot_cli.settings import blank
 
@@ -36,10 +37,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class FoundKey:
-    """An API key and where it came from: "env", "keychain" or "file". ``repr`` hides the key."""
+    """An API key and where it came from: "env", "keychain" or "file". ``repr`` hides the key, and
+    every key found is one ``redact.text`` hides from what the program prints or returns."""
 
     value: str
     source: KeySource
+
+    def __post_init__(self) -> None:
+        redact.remember(self.value)
 
     def __repr__(self) -> str:
         return f"FoundKey(source={self.source!r}, value='***')"

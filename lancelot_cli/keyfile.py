@@ -27,7 +27,9 @@ SECRET_FILE = ".secret"
 
 def _write_private(path: Path, data: bytes) -> None:
     """Write atomically with mode 0600 from the first byte."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new config folder is private too
+    from lancelot_cli.settings import private_folder
+
+    private_folder(path.parent)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:

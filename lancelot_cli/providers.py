@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from lancelot_cli import redact
 from lancelot_cli.errors import EmbeddingError
 
 RETRY_DELAY = 0.5  # first back-off in seconds, doubled per retry (the openai client's own values)
@@ -68,9 +69,10 @@ class OpenAIEmbedder:
         self._timeout = timeout
         self._max_retries = max_retries
         self._retry_budget = retry_budget
+        redact.remember(api_key)  # an endpoint's error may echo it back (issue 37)
 
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIEmbedder(model={self.model!r}, base_url={redact.url(self.base_url)!r})"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         client = shared_client(self._api_key, self.base_url, self._timeout)
@@ -104,7 +106,7 @@ class OpenAIEmbedder:
         return delay
 
     def _where(self) -> str:
-        return self.base_url or "the OpenAI API"
+        return redact.url(self.base_url) or "the OpenAI API"
 
     def _error(self, exc: Exception) -> Exception:
         import openai
@@ -125,7 +127,8 @@ class OpenAIEmbedder:
         if isinstance(exc, openai.APIConnectionError):
             return EmbeddingError(f"cannot reach {where}; check your network or OPENAI_BASE_URL")
         if isinstance(exc, openai.APIStatusError):
-            return EmbeddingError(f"{where} answered HTTP {exc.status_code}: {_short(exc.message)}")
+            # A proxy's error body may echo the request's Authorization header: never pass the key on.
+            return EmbeddingError(f"{where} answered HTTP {exc.status_code}: {_short(redact.text(exc.message))}")
         return exc  # not from the API (a bug): keep it as it is
 
 

@@ -17,6 +17,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from lancelot_cli import redact
 from lancelot_cli.errors import ConfigError
 
 SETTINGS_FILE = "settings.json"
@@ -67,12 +68,26 @@ def read_stored(directory: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items() if v is not None}
 
 
+def private_folder(directory: Path) -> Path:
+    """``directory`` made if missing, readable by this user only (mode 0700): the config folder holds
+    the settings, the key file and what was indexed from where (issue 37: `index` before `init`
+    left it 0755). An existing folder of this user's that others can read is closed too."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = directory.stat()
+    if info.st_mode & 0o077 and info.st_uid == os.getuid():
+        directory.chmod(0o700)
+    return directory
+
+
 def write_stored(directory: Path, values: Mapping[str, str]) -> Path:
-    """Write the settings file atomically (a reader sees the old file or the new one)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / SETTINGS_FILE
+    """Write the settings file atomically (a reader sees the old file or the new one), mode 0600 in a
+    private folder: it may hold an endpoint URL with a password."""
+    path = private_folder(directory) / SETTINGS_FILE
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(dict(values), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), 0o600)  # a tmp file left by an older run keeps its mode through O_CREAT
+        out.write(json.dumps(dict(values), indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
     return path
 
@@ -256,7 +271,7 @@ def display(value: Any, setting: SettingField) -> str:
     if isinstance(value, Mapping):
         secret = ("secret", "key", "token", "password", "credential")
         return json.dumps({k: "***" if any(s in k.lower() for s in secret) else v for k, v in value.items()})
-    return str(value)
+    return redact.url(str(value)) or ""  # a password in OPENAI_BASE_URL or a database URI (issue 37)
 
 
 def rows(settings: Settings, *, status_only: bool = False) -> list[tuple[str, str, str]]:

@@ -186,7 +186,9 @@ _PROCESS_EXIT = False
 
 
 def _fail(message: str, code: int) -> None:
-    first_line = " ".join(message.split())
+    from lancelot_cli import redact
+
+    first_line = redact.text(" ".join(message.split()))  # a key or URL password in an error (issue 37)
     sys.stderr.write(f"lancelot: error: {first_line}\n")
     sys.stderr.flush()
     if code >= 128 and _PROCESS_EXIT:

@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from lancelot_cli.settings import Settings
+from lancelot_cli.settings import Settings, private_folder
 from lancelot_cli.storage.schema import is_local, local_path
 
 FOLDERS_FILE = "folders.json"
@@ -44,7 +44,7 @@ def remember(settings: Settings, folder: str | Path) -> None:
     tables[settings.table] = str(Path(folder).expanduser().resolve())
     known[_database_key(settings.db_uri)] = tables
     with contextlib.suppress(OSError):
-        settings.config_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(settings.config_dir)
         tmp = settings.config_dir / (FOLDERS_FILE + ".tmp")
         tmp.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, settings.config_dir / FOLDERS_FILE)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lancelot_cli import local_embed
+from lancelot_cli import local_embed, redact
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine import ranking, strength
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
@@ -126,7 +126,7 @@ def run(
         except (EmbeddingError, VectorMismatchError) as exc:
             if isinstance(exc, VectorMismatchError) and asked != "auto":
                 raise
-            note = f"{plan.kind} search failed, used text search instead: {exc}"
+            note = f"{plan.kind} search failed, used text search instead: {redact.text(str(exc))}"
             plan = Plan("text", None)
         else:
             if not hits and asked == "auto":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from lancelot_cli import local_embed
+from lancelot_cli import local_embed, redact
 from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
 from lancelot_cli.engine.readiness import search_line
@@ -67,7 +67,7 @@ def status(
             key_source=key.source if key else None,
             model=s.embedding_model,
             dimensions=s.embedding_dimensions,
-            base_url=s.openai_base_url,
+            base_url=redact.url(s.openai_base_url),
         ),
         defaults=Defaults(
             table=s.table,

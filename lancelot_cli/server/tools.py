@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
+from lancelot_cli import redact
 from lancelot_cli.engine import Engine
 from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
@@ -132,6 +133,7 @@ MAX_ERROR_CHARS = 1000  # an error echoing a 60 KB argument must not come back w
 
 
 def _capped(text: str) -> str:
+    text = redact.text(text)  # an exception's text may carry a key or a URL's password (issue 37)
     half = MAX_ERROR_CHARS // 2
     return text if len(text) <= MAX_ERROR_CHARS else f"{text[:half]} … ({len(text)} characters) … {text[-half:]}"
 

@@ -5,6 +5,8 @@ words are close: good enough to test vector and hybrid plumbing through the real
 client, with no model and no network. Behaviour can be changed while it runs:
 
 * ``server.fail_next = [429, 500]`` answers the next requests with those statuses;
+* ``server.echo_headers = True`` makes those injected failures echo the request's headers in their
+  body, ``Authorization`` included, as some proxies do;
 * ``server.api_key = "k"`` requires ``Authorization: Bearer k`` (else 401);
 * ``server.dimension`` sets the vector size; ``server.models`` the accepted model names (else 404);
 * ``server.hold_after = n`` holds every embeddings request after the first ``n`` until
@@ -40,6 +42,7 @@ def embed(text: str, dimension: int = DIMENSION) -> list[float]:
 class EmbedServer:
     def __init__(self) -> None:
         self.fail_next: list[int] = []
+        self.echo_headers = False
         self.api_key: str | None = None
         self.dimension = DIMENSION
         self.models = {MODEL}
@@ -74,7 +77,8 @@ class EmbedServer:
                 if not self.path.rstrip("/").endswith("/embeddings"):
                     return self._reply(404, {"error": {"message": "not found"}})
                 if failure:
-                    return self._reply(failure, {"error": {"message": f"injected {failure}", "type": "test"}})
+                    echoed = f"; request headers: {dict(self.headers)}" if owner.echo_headers else ""
+                    return self._reply(failure, {"error": {"message": f"injected {failure}{echoed}", "type": "test"}})
                 if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
                     return self._reply(
                         401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
@@ -115,6 +119,7 @@ class EmbedServer:
 
     def reset(self) -> None:
         self.fail_next, self.api_key, self.dimension, self.models = [], None, DIMENSION, {MODEL}
+        self.echo_headers = False
         self.requests = self.inputs = 0
         self.hold_after = None
         self.release = threading.Event()

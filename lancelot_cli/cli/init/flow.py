@@ -260,7 +260,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         """Create the folder if asked, store or remove the key, then write the settings file (atomically)."""
         from lancelot_cli import credentials
 
-        self.config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new config folder is private
+        settings_module.private_folder(self.config_dir)
         if plan.create_db:
             Path(plan.db_uri).mkdir(parents=True, exist_ok=True)
         key_note = None

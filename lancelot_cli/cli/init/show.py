@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from lancelot_cli import redact
 from lancelot_cli import settings as settings_module
 from lancelot_cli.cli.init.questions import say
 from lancelot_cli.settings import blank
@@ -35,7 +36,7 @@ def show(flags: Mapping[str, str | None], environ: Mapping[str, str] | None = No
     for name, value, origin in settings_module.rows(effective):  # every setting, in the table's order
         where = _SOURCE_WORDS.get(origin, origin)
         if origin != "file" and name in stored:
-            where += f" (file has {stored[name]})"
+            where += f" (file has {redact.url(stored[name])})"
         rows.append((name, value, where))
     rows.append(_key_row(directory, env))
     width_name = max(len(r[0]) for r in rows)

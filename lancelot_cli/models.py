@@ -51,6 +51,7 @@ class Hit:
     text: str = field(default="", repr=False)
     ranks: Mapping[str, int] | None = None  # hybrid: place in each fused ranking ("bm25", "vector")
     strength: float | None = None  # share of the query's terms held (engine/strength.py); None: not computed
+    found_by: tuple[int, ...] | None = None  # several phrasings: which found it (0 the query, n its n-th other)
 
 
 @dataclass(frozen=True)

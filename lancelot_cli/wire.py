@@ -65,7 +65,11 @@ def _hit(hit: m.Hit) -> dict[str, Any]:
         "snippet": hit.snippet,
         "metadata": {k: json_safe(v) for k, v in hit.metadata.items()},
     }
-    return _with(data, ranks=dict(hit.ranks) if hit.ranks is not None else None)
+    return _with(
+        data,
+        ranks=dict(hit.ranks) if hit.ranks is not None else None,
+        foundBy=list(hit.found_by) if hit.found_by is not None else None,
+    )
 
 
 def _search(result: m.SearchResult) -> dict[str, Any]:
@@ -234,6 +238,7 @@ def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
             snippet=h["snippet"],
             metadata=h["metadata"],
             ranks=h.get("ranks"),
+            found_by=tuple(h["foundBy"]) if h.get("foundBy") is not None else None,
         )
         for h in data["hits"]
     )

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 HELP = (
     "Score search on your own questions: each line of QUESTIONS is a JSON object "
     '{"question": "...", "expected": "path/of/doc.md"} (expected: a source or a hit id SOURCE#N, or a list of '
-    "them). Prints MRR@10 and success@1/3/10 for text and auto search, and the questions missed (not in the "
-    "first 10 hits) with the 3 hits returned instead, so you can see whether --embed or a setting helps."
+    'them); "queries": [...] adds other phrasings, as an agent sends them. Prints MRR@10 and success@1/3/10 '
+    "for text and auto search (and again with the phrasings, when there are any), and the questions missed "
+    "(not in the first 10 hits) with the 3 hits returned instead, so you can see whether --embed or a setting helps."
 )
 
 

@@ -51,6 +51,16 @@ def _completion_db(ctx: typer.Context) -> str | None:
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print the MCP tool's JSON reply on stdout (for scripts).")]
+Also = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--also",
+        metavar="TEXT",
+        help="Another phrasing, searched with it and fused into one ranking (the tools' queries); repeat, "
+        "up to 6: the documents' own words, synonyms, a sentence the answer might contain.",
+        show_default=False,
+    ),
+]
 Table = Annotated[
     str | None,
     typer.Option(

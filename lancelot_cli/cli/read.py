@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from lancelot_cli.cli.options import Db, Json, Limit, Table, load_settings
+from lancelot_cli.cli.options import Also, Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
@@ -237,6 +237,7 @@ def search(
             help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.",
         ),
     ] = None,
+    also: Also = None,
     json_out: Json = False,
     jsonl_out: Annotated[
         bool, typer.Option("--jsonl", help="Print one JSON object per hit, one per line (the hits of --json).")
@@ -262,6 +263,7 @@ def search(
             "pathPrefix": path_prefix,
             "filters": wanted,
             "perDocument": per_document,
+            "queries": also or None,
         },
         lambda engine: engine.search(
             query,
@@ -273,6 +275,7 @@ def search(
             path_prefix=path_prefix,
             filters=wanted,
             per_document=per_document,
+            queries=also or None,
         ),
         lambda data: search_from_wire(data, query),
     )
@@ -285,7 +288,7 @@ def search(
     else:
         from lancelot_cli.cli.links import folder_of
 
-        render.search_reply(reply, folder_of(settings, reply.table))
+        render.search_reply(reply, folder_of(settings, reply.table), also or ())
 
 
 def query(
@@ -299,6 +302,7 @@ def query(
     table: Table = None,
     path_prefix: PathPrefix = None,
     filters: Filter = None,
+    also: Also = None,
     json_out: Json = False,
     db: Db = None,
 ) -> None:
@@ -314,6 +318,7 @@ def query(
             "limit": limit,
             "pathPrefix": path_prefix,
             "filters": wanted,
+            "queries": also or None,
         },
         lambda engine: engine.query(
             question,
@@ -323,6 +328,7 @@ def query(
             limit=limit,
             path_prefix=path_prefix,
             filters=wanted,
+            queries=also or None,
         ),
         lambda data: context_from_wire(data, question),
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -84,12 +84,14 @@ def _score(value: Any) -> str:
 # -- search --------------------------------------------------------------------------------------------
 
 
-def search_reply(reply: SearchResult, folder: Path | None = None) -> None:
+def search_reply(reply: SearchResult, folder: Path | None = None, also: Sequence[str] = ()) -> None:
     """Hits: a table on a wide terminal, a stacked list on a narrow one, plain blocks when piped.
 
     Each hit says where it is: its section (heading path), ``path:line`` as an editor opens it, and
     its id for `lancelot show`. The source is a path relative to the indexed folder; with that
     folder (``folder``: cli/links.py) and on a terminal, it is also an OSC 8 link to the file.
+    The words of every phrasing (``also``: `--also`) are highlighted, and a hit of several
+    phrasings says which found it.
     """
     out = stdout()
     err = stderr()
@@ -99,7 +101,7 @@ def search_reply(reply: SearchResult, folder: Path | None = None) -> None:
     if not reply.hits:
         err.print(escape(f"No matches for {reply.query!r} in table {reply.table!r} ({how})."))
         return
-    words = query_words(reply.query, split_words)
+    words = list(dict.fromkeys(w for text in (reply.query, *also) for w in query_words(text, split_words)))
     if not out.is_terminal:
         _search_plain(out, reply.hits)
     else:
@@ -138,7 +140,14 @@ def _where(hit: Hit, folder: Path | None) -> Text:
     where.append(_at(hit), style=Style(color="cyan", link=link))
     where.append("\n")
     where.append(f"id {shown(hit.id)}", style="dim")
+    if hit.found_by is not None:
+        where.append(f"\nfound by {_finders(hit.found_by)}", style="dim")
     return where
+
+
+def _finders(found_by: Sequence[int]) -> str:
+    """``query, --also 2``: the phrasings that found a hit, as the command line named them."""
+    return ", ".join("query" if n == 0 else f"--also {n}" for n in found_by)
 
 
 def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
@@ -174,7 +183,8 @@ def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
         if rank > 1:
             lines.append("")
         lines.append(f"{rank}. {_section(hit)}  (score {_score(hit.score)})")
-        lines.append(f"   {_at(hit)}  id {shown(hit.id)}")
+        found = f"  found by {_finders(hit.found_by)}" if hit.found_by is not None else ""
+        lines.append(f"   {_at(hit)}  id {shown(hit.id)}{found}")
         lines.append(f"   {_one_line(hit.snippet)}")
     out.file.write("\n".join(lines) + "\n")
     out.file.flush()

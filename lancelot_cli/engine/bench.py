@@ -2,7 +2,10 @@
 
 Each question is searched as a person or an agent would search it (``Engine.search`` with its
 defaults, 10 hits), once per mode (text, auto); a hit answers it when its id is one of the expected
-ids (``path#N``) or its source one of the expected sources. Read-only, like every engine call.
+ids (``path#N``) or its source one of the expected sources. A question may carry ``queries``, other
+phrasings as an agent would send them (the tools' ``queries``): then each mode is run again with
+them ("text+queries", "auto+queries"), so the gain on a user's own folder shows. Read-only, like
+every engine call.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Question:
     line: int  # in the file, from 1 (a miss names it)
     text: str
     expected: tuple[str, ...]  # sources, or ids (``path#N``)
+    queries: tuple[str, ...] = ()  # other phrasings of ``text``, sent as the tools' ``queries``
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class Miss:
 class ModeScore:
     """One mode's scores over all questions."""
 
-    mode: SearchType
+    mode: str  # a search type, "+queries" when the phrasings were sent too
     reciprocal: list[float] = field(default_factory=list)  # 1/rank of the first answer, 0 when none in DEPTH
     ran: Counter[str] = field(default_factory=Counter)  # the search that ran: "hybrid" 40
     misses: list[Miss] = field(default_factory=list)
@@ -85,14 +89,18 @@ def _question(number: int, line: str, path: Path) -> Question:
     if not isinstance(data, dict):
         raise InvalidArgumentError(f"{where} is not a JSON object; write {_SHAPE}")
     text = data.get("question", data.get("query"))
-    wanted: Any = next((data[k] for k in ("expected", "source", "id", "answers") if k in data), None)
+    # "answers" before "id": a known-item file's "id" names the question, not an expected chunk (issue 39).
+    wanted: Any = next((data[k] for k in ("expected", "answers", "source", "id") if k in data), None)
     if isinstance(wanted, str):
         wanted = [wanted]
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError(f'{where} has no "question" (a string); write {_SHAPE}')
     if not isinstance(wanted, list) or not wanted or not all(isinstance(w, str) and w for w in wanted):
         raise InvalidArgumentError(f'{where} has no "expected" (a source or id, or a list of them); write {_SHAPE}')
-    return Question(number, text, tuple(wanted))
+    queries = data.get("queries", [])
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        raise InvalidArgumentError(f'{where}: "queries" must be a list of strings (other phrasings of the question)')
+    return Question(number, text, tuple(wanted), tuple(queries))
 
 
 def answers(hit: Hit, expected: Iterable[str]) -> bool:
@@ -112,12 +120,19 @@ def score(
     modes: Sequence[SearchType] = ("text", "auto"),
     table: str | None = None,
 ) -> list[ModeScore]:
-    """Each mode's scores over ``questions``."""
+    """Each mode's scores over ``questions``; when any question has phrasings, each mode again with them."""
+    phrased = any(q.queries for q in questions)
     scores = []
-    for mode in modes:
-        result = ModeScore(mode)
+    for mode, with_queries in [(m, False) for m in modes] + ([(m, True) for m in modes] if phrased else []):
+        result = ModeScore(f"{mode}+queries" if with_queries else mode)
         for question in questions:
-            found = engine.search(question.text, limit=DEPTH, search_type=mode, table=table)
+            found = engine.search(
+                question.text,
+                limit=DEPTH,
+                search_type=mode,
+                table=table,
+                queries=question.queries if with_queries else None,
+            )
             result.ran[found.search_type] += 1
             rank = next((n for n, hit in enumerate(found.hits, start=1) if answers(hit, question.expected)), None)
             result.reciprocal.append(1 / rank if rank else 0.0)

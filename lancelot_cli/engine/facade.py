@@ -6,7 +6,7 @@ hands each job to its module: ``search``, ``documents``, ``packing``, ``prompts`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lancelot_cli.credentials import FoundKey, find_openai_key
@@ -129,8 +129,12 @@ class Engine:
         path_prefix: str | None = None,
         filters: Mapping[str, Any] | None = None,
         per_document: int | None = None,
+        queries: Sequence[str] | None = None,
     ) -> SearchResult:
         """Ranked hits for a ``SearchRequest``, or for ``query`` with the same fields as keywords.
+
+        ``queries``: other phrasings of ``query`` (at most ``phrasings.MAX_PHRASINGS``), each searched
+        and all fused into one ranking (engine/phrasings.py); None or none new: ``query`` alone.
 
         ``path_prefix`` and ``filters`` (column -> value, or a list of values for any of them)
         narrow the rows *before* ranking, so a filtered search still returns its best hits.
@@ -150,6 +154,7 @@ class Engine:
                 path_prefix=path_prefix,
                 filters=filters,
                 per_document=per_document,
+                queries=tuple(queries) if isinstance(queries, (list, tuple)) else queries,  # type: ignore[arg-type]
             )
         )
         limit = self._limit(request.limit)
@@ -175,9 +180,11 @@ class Engine:
         limit: int | None = None,
         path_prefix: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        queries: Sequence[str] | None = None,
     ) -> ContextBlock:
         """One Markdown context block for ``question`` (or an overview with ``warm_start``), at most
-        ``context_budget`` characters: the best chunks' whole text in rank order."""
+        ``context_budget`` characters: the best chunks' whole text in rank order. ``queries``: other
+        phrasings of ``question``, fused with it as in ``search``."""
         budget = self._budget(context_budget)
         limit = self._limit(limit)
         mode: ContextMode
@@ -192,7 +199,14 @@ class Engine:
             table_name, mode, search_type, ranking, note = tbl.name, "overview", "overview", "overview", None
         else:
             found = self.search(
-                SearchRequest(question, limit=limit, table=table, path_prefix=path_prefix, filters=filters)
+                SearchRequest(
+                    question,
+                    limit=limit,
+                    table=table,
+                    path_prefix=path_prefix,
+                    filters=filters,
+                    queries=tuple(queries) if isinstance(queries, (list, tuple)) else queries,  # type: ignore[arg-type]
+                )
             )
             chunks = [_chunk(hit) for hit in found.hits]
             table_name, mode, search_type, ranking, note = (

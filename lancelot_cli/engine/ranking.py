@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lancelot_cli.models import Hit, TextRanking
-from lancelot_cli.storage.analyzer import holds_term, query_terms, share_of_terms
+from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, query_terms, share_of_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
@@ -61,6 +61,7 @@ class Ask:
     per_document: int = PER_DOCUMENT
     boosts: Mapping[str, float] = field(default_factory=dict)
     terms: frozenset[str] = frozenset()  # the query as the index analyzes it: what a hit's strength counts
+    analysis: Analysis = DEFAULT  # how the text's full-text index analyzes words (storage/analyzer.py)
 
     @property
     def depth(self) -> int:
@@ -125,15 +126,19 @@ def bm25(ask: Ask, limit: int) -> list[Row]:
     return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
 
 
-def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
-    """Hits of a text search, its ranking ("bm25" or "substring") and a note, if any."""
+Ranked = list[tuple[Row, float]]  # rows best first, each with its score, before the per-document cap
+
+
+def text_ranked(ask: Ask) -> tuple[Ranked, TextRanking, str | None]:
+    """The rows of a text search best first with their scores, its ranking ("bm25" or "substring")
+    and a note, if any."""
     if ask.text_col in ask.facts.fts_columns:
         if not ask.words:
             return [], "bm25", NO_WORDS
         if only_stop_words(ask.words):
             return [], "bm25", ONLY_STOP_WORDS
         rows = seen_matches(bm25(ask, ask.depth), ask)
-        return [hit(r, ask, r.get("_score", 0.0)) for r in capped(rows, ask)], "bm25", None
+        return [(r, r.get("_score", 0.0)) for r in rows], "bm25", None
     note = (
         f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
         f"query words they contain"
@@ -144,8 +149,14 @@ def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
     # Score in Python (the original's share of words); storage only narrowed the candidates.
     scored = [(matched_share(str(r.get(ask.text_col) or ""), ask.words), i, r) for i, r in enumerate(rows)]
     scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-    scored = per_document(scored, lambda s: source_of(s[2], ask.facts.source_columns), ask.per_document, ask.limit)
-    return [hit(r, ask, share) for share, _, r in scored], "substring", note
+    return [(r, share) for share, _, r in scored], "substring", note
+
+
+def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
+    """Hits of a text search, its ranking ("bm25" or "substring") and a note, if any."""
+    ranked, ranking, note = text_ranked(ask)
+    kept = per_document(ranked, lambda e: source_of(e[0], ask.facts.source_columns), ask.per_document, ask.limit)
+    return [hit(r, ask, score) for r, score in kept], ranking, note
 
 
 def seen_matches(rows: Sequence[Row], ask: Ask) -> list[Row]:
@@ -159,8 +170,8 @@ def seen_matches(rows: Sequence[Row], ask: Ask) -> list[Row]:
         visible = " ".join(str(row.get(c) or "") for c in (ask.text_col, TITLE, HEADING))
         if matched_share(visible, ask.words) > 0:
             return True
-        terms = query_terms(ask.query) if terms is None else terms
-        return holds_term(visible, terms)
+        terms = query_terms(ask.query, ask.analysis) if terms is None else terms
+        return holds_term(visible, terms, ask.analysis)
 
     kept = [row for row in rows if seen(row)]
     return kept or list(rows)
@@ -176,6 +187,18 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
 
     Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
     """
+    best = per_document(
+        fused_ranked(ask, vector, vector_col),
+        lambda e: source_of(e[0], ask.facts.source_columns),
+        ask.per_document,
+        ask.limit,
+    )
+    return [hit(row, ask, score, ranks) for row, score, ranks in best]
+
+
+def fused_ranked(ask: Ask, vector: Sequence[float], vector_col: str) -> list[tuple[Row, float, dict[str, int]]]:
+    """The rows of ``fused`` best first, each with its fused score and its rank in each ranking,
+    before the per-document cap."""
     depth = max(ask.depth, HYBRID_DEPTH)
     key = (lambda row: row[ID]) if ID in ask.columns else (lambda row: row.get(ask.text_col))
     # The two legs run at once (LanceDB does the work outside the GIL): the reply is the slower
@@ -189,13 +212,7 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
             entry = entries.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
             entry["score"] += 1.0 / (RRF_K + rank)
             entry["ranks"][name] = rank
-    best = per_document(
-        sorted(entries.values(), key=lambda e: -e["score"]),
-        lambda e: source_of(e["row"], ask.facts.source_columns),
-        ask.per_document,
-        ask.limit,
-    )
-    return [hit(e["row"], ask, e["score"], e["ranks"]) for e in best]
+    return [(e["row"], e["score"], e["ranks"]) for e in sorted(entries.values(), key=lambda e: -e["score"])]
 
 
 # Threads for hybrid searches' vector legs: a few, so searches from several threads at once (as the
@@ -232,7 +249,7 @@ def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -
 def _strength(row: Row, ask: Ask, text: str, title: str) -> float:
     """The share of the query's terms the hit's text, title or heading path holds, as the index
     analyzes words (stemmed, common words left out): engine/strength.py says why and how it is used."""
-    return round(share_of_terms(" ".join((text, title, str(row.get(HEADING) or ""))), ask.terms), 2)
+    return round(share_of_terms(" ".join((text, title, str(row.get(HEADING) or ""))), ask.terms, ask.analysis), 2)
 
 
 def _number(value: Any) -> float:

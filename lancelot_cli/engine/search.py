@@ -3,20 +3,22 @@ to text search with a note that says why when vectors cannot be used."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lancelot_cli import local_embed, redact
 from lancelot_cli.credentials import FoundKey
-from lancelot_cli.engine import ranking, strength
+from lancelot_cli.engine import phrasings, ranking, strength
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, Ranking, SearchKind, SearchResult, SearchType
-from lancelot_cli.storage.analyzer import has_unspaced, query_terms, split_words
+from lancelot_cli.storage.analyzer import DEFAULT, has_unspaced, query_terms, split_words, text_terms
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
-from lancelot_cli.textmatch import query_words
+from lancelot_cli.storage.schema import HEADING, ID, TITLE
+from lancelot_cli.textmatch import matched_share, query_words
 
 Embedder = Callable[[list[str]], list[list[float]]]
 
@@ -34,6 +36,7 @@ class SearchRequest:
     path_prefix: str | None = None
     filters: Mapping[str, Any] | None = None
     per_document: int | None = None  # chunks of one document among the hits; 0: no cap
+    queries: tuple[str, ...] | None = None  # other phrasings of ``query``, fused with it (engine/phrasings.py)
 
 
 @dataclass(frozen=True)
@@ -99,22 +102,15 @@ def run(
         facts,
         cap,
         ranking.field_boosts(facts, text_col),
-        query_terms(request.query),
+        query_terms(request.query, facts.analyses.get(text_col, DEFAULT)),
+        facts.analyses.get(text_col, DEFAULT),
     )
+    said = phrasings.distinct(request.query, request.queries)
     asked = request.search_type
     plan = _plan(tbl, asked, text_col, vector_col, embedding)
-    if (
-        asked == "auto"
-        and plan.model
-        and not local_embed.multilingual(plan.model)
-        and any(has_unspaced(word) for word in ask.words)
-    ):
-        # A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the
-        # table's local model is English-only: on the Chinese and Japanese tuning manuals
-        # all-MiniLM-L6-v2 hybrid scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed
-        # queries with at most half their words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on
-        # one manual's tune split and cost 0.12 on another's heldout (tests/benchmarks/README.md,
-        # "Every language and every way of asking").
+    if len(said) > 1:
+        return _run_phrasings(ask, said, asked, plan, embedding)
+    if _text_only(asked, plan, ask):
         plan = Plan("text", None)
     hits: list[Hit] = []
     note = plan.note
@@ -144,6 +140,118 @@ def run(
         note = "; ".join(part for part in (note, strength.note(hits)) if part)
     folders = described(facts.descriptions, hits)
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+
+
+def _text_only(asked: SearchType, plan: Plan, ask: ranking.Ask) -> bool:
+    """A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the table's
+    local model is English-only: on the Chinese and Japanese tuning manuals all-MiniLM-L6-v2 hybrid
+    scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed queries with at most half their
+    words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on one manual's tune split and cost 0.12 on
+    another's heldout (tests/benchmarks/README.md, "Every language and every way of asking")."""
+    return bool(
+        asked == "auto"
+        and plan.model
+        and not local_embed.multilingual(plan.model)
+        and any(has_unspaced(word) for word in ask.words)
+    )
+
+
+def _run_phrasings(
+    base: ranking.Ask, said: list[str], asked: SearchType, plan: Plan, embedding: Embedding
+) -> SearchResult:
+    """A search of several phrasings (``said[0]`` the query as asked): each ranked as a single search
+    would rank it, at once, and the rankings fused (engine/phrasings.py) before the per-document cap."""
+    asks = [base] + [
+        replace(base, query=q, words=query_words(q, split_words), terms=query_terms(q, base.analysis)) for q in said[1:]
+    ]
+    kinds: list[SearchKind] = ["text" if plan.kind == "text" or _text_only(asked, plan, a) else plan.kind for a in asks]
+    note = plan.note
+    vectors: dict[int, list[float]] = {}
+    wanted = [n for n, kind in enumerate(kinds) if kind != "text" and asks[n].query.strip()]
+    if wanted:
+        try:
+            vectors = dict(zip(wanted, _embed([asks[n].query for n in wanted], plan, embedding), strict=True))
+        except (EmbeddingError, VectorMismatchError) as exc:
+            if isinstance(exc, VectorMismatchError) and asked != "auto":
+                raise
+            note = f"{plan.kind} search failed, used text search instead: {redact.text(str(exc))}"
+            kinds = ["text"] * len(asks)
+    found = list(_POOL.map(lambda n: _ranked_rows(asks[n], kinds[n], vectors.get(n), plan), range(len(asks))))
+    vector_lists = [found[n][0] for n, kind in enumerate(kinds) if kind != "text"]
+    if asked == "auto" and vector_lists and not any(vector_lists):
+        note = f"{plan.kind} search found nothing, used text search instead"
+        kinds = ["text"] * len(asks)
+        found = list(_POOL.map(lambda n: _ranked_rows(asks[n], "text", None, plan), range(len(asks))))
+    lists = [rows for rows, _ in found]
+    # The query's own note of a text search (no words; a table without a full-text index) when it
+    # still says something once the phrasings are fused.
+    text_note = found[0][1] if not any(lists) or base.text_col not in base.facts.fts_columns else None
+    key = (lambda row: row[ID]) if ID in base.columns else (lambda row: row.get(base.text_col))
+    fused = ranking.per_document(
+        phrasings.fuse(lists, key),
+        lambda e: ranking.source_of(e.row, base.facts.source_columns),
+        base.per_document,
+        base.limit,
+    )
+    hits = [_phrasings_hit(entry, asks) for entry in fused]
+    search_type: SearchKind = plan.kind if any(kind != "text" for kind in kinds) else "text"
+    note = "; ".join(part for part in (note, text_note) if part) or None
+    weak = strength.no_good_match(hits) and not any(strength.identifier_found(a.query, a.words, hits) for a in asks)
+    if weak:
+        note = "; ".join(part for part in (note, strength.note(hits)) if part)
+    folders = described(base.facts.descriptions, hits)
+    return SearchResult(base.query, base.tbl.name, search_type, "rrf", tuple(hits), note, weak, folders or None)
+
+
+# Phrasings are ranked at once: LanceDB does its work outside the GIL, so on 2 cores the searches of a
+# call with four phrasings overlap instead of queueing (the pool starts its threads on first use).
+_POOL = ThreadPoolExecutor(max_workers=phrasings.MAX_PHRASINGS + 1, thread_name_prefix="lancelot-phrasing")
+
+
+def _ranked_rows(
+    ask: ranking.Ask, kind: SearchKind, vector: Sequence[float] | None, plan: Plan
+) -> tuple[list[ranking.Row], str | None]:
+    """One phrasing's rows, best first, before the per-document cap (at most the candidate depth),
+    and a text search's note."""
+    if kind == "text" or vector is None:
+        ranked, _, note = ranking.text_ranked(ask)
+        return [row for row, _ in ranked[: ask.depth]], note
+    assert plan.column is not None
+    if kind == "hybrid":
+        return [row for row, _, _ in ranking.fused_ranked(ask, vector, plan.column.name)], None
+    return ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter), None
+
+
+def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
+    """A fused chunk as a hit: its snippet, ``matched`` and ``strength`` from the phrasing it answers
+    best (each phrasing's share of its own words and terms: a hit holding every word of one phrasing
+    is a strong hit), and the phrasings that found it."""
+    row = entry.row
+    text = str(row.get(asks[0].text_col) or "")
+    seen = text_terms(" ".join((text, str(row.get(TITLE) or ""), str(row.get(HEADING) or ""))), asks[0].analysis)
+    shares = [len(a.terms & seen) / len(a.terms) if a.terms else 0.0 for a in asks]
+    best = max(range(len(asks)), key=lambda n: (shares[n], -n))
+    hit = ranking.hit(row, asks[best], entry.score)
+    matched = max(matched_share(text, a.words) for a in asks)
+    return replace(hit, matched=round(matched, 3), strength=round(shares[best], 2), found_by=tuple(entry.found_by))
+
+
+def _embed(texts: list[str], plan: Plan, embedding: Embedding) -> list[list[float]]:
+    """Vectors of ``texts`` in one call to the model (a batch costs little more than one text)."""
+    assert plan.column is not None and (plan.key is not None or plan.model is not None)
+    if plan.model:
+        embed: Embedder = local_embed.shared(plan.model).embed
+    else:
+        assert plan.key is not None
+        embed = embedding.make_embedder(plan.key)
+    vectors = embed(texts)
+    for vector in vectors:
+        if len(vector) != plan.column.dimension:
+            raise VectorMismatchError(
+                f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "
+                f"{plan.column.dimension}; set EMBEDDING_MODEL to the model the table was embedded with"
+            )
+    return vectors
 
 
 def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str]:

@@ -33,8 +33,8 @@ class SearchReply(TypedDict):
     ranking: str
     note: NotRequired[str]
     noGoodMatch: NotRequired[bool]
-    # folder -> description, typed loosely as metadata is: tools/list is read in every session
-    folders: NotRequired[dict[str, Any]]
+    # "folders" (folder -> description) and a hit's "foundBy" are sent when there are any, and left
+    # out of the schema (extra properties are allowed): tools/list is read in every session.
     count: int
     hits: list[SearchHit]
 
@@ -112,6 +112,10 @@ def allowed(schema: dict[str, Any]) -> str:
         return 'an object of column: value (a string, number or boolean, or a list of them), e.g. {"kind": "adr"}'
     if kind == "string":
         return f"a string of at most {schema['maxLength']} characters" if "maxLength" in schema else "a string"
+    if kind == "array":
+        items = allowed(schema.get("items", {})).removeprefix("a ").removeprefix("an ")
+        count = f"at most {schema['maxItems']} " if "maxItems" in schema else ""
+        return f"a list of {count}{items}s" if items != "valid value" else f"a list of {count}values"
     return "a valid value"
 
 

@@ -19,6 +19,7 @@ from pydantic import Field, WithJsonSchema
 
 from lancelot_cli import redact
 from lancelot_cli.engine import Engine
+from lancelot_cli.engine.phrasings import MAX_PHRASINGS
 from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
@@ -35,17 +36,31 @@ T = TypeVar("T")
 Table = Annotated[str, Field(description="Table to use.", max_length=200)]
 FilterValue = str | int | float | bool
 PathPrefix = Annotated[str | None, Field(description='Only paths starting with this (a folder: "docs/adr/").')]
+# Validated as typed; published as a plain object (the anyOf of its values cost 190 characters of tools/list).
 Filters = Annotated[
     dict[str, FilterValue | list[FilterValue]] | None,
-    Field(description='Only rows whose columns equal these (any of a list): {"kind": "adr", "status": ["a", "b"]}.'),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "description": 'Only rows whose columns equal these (any of a list): {"kind": "adr", "tag": ["a", "b"]}.',
+        }
+    ),
 ]
 # lancedb_query's narrowing is lancedb_search's: said once, there.
 SamePathPrefix = Annotated[str | None, Field(description="As in lancedb_search.")]
+SamePhrasings = Annotated[
+    list[str] | None,
+    Field(max_length=MAX_PHRASINGS),
+    WithJsonSchema(
+        {"type": "array", "items": {"type": "string"}, "maxItems": 6, "description": "As in lancedb_search."}
+    ),
+]
 SameFilters = Annotated[
     dict[str, FilterValue | list[FilterValue]] | None,
     WithJsonSchema({"type": "object", "description": "As in lancedb_search."}),
 ]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
+Phrasings = Annotated[list[str] | None, Field(max_length=MAX_PHRASINGS, description="Other phrasings of query.")]
 Budget = Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")]
 
 
@@ -70,34 +85,32 @@ HINTS = {
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 SEARCH_DESCRIPTION = """\
-Find passages (read-only): where something is written, exact terms, codes, identifiers. \
-Use lancedb_query for the best passages' full text to answer from, lancedb_document to read a \
-document or the chunks around a hit's id.
-Hits: score (higher is better; lower for "distance"), matched (share of query words found), \
-strength (comparable across queries). note: why searchType (what ran) differs \
-from the one asked, or noGoodMatch (rephrase once or say not found). At most 2 chunks per document \
-(perDocument; 0: all)."""
+Find passages (read-only): terms, identifiers, topics. lancedb_query: \
+the best passages' full text; lancedb_document: a document or the chunks around a hit.
+For a question in a person's words, also send queries: 2-4 rewrites in the documents' language \
+with their own words (the product's names for features, menus, commands), synonyms, and \
+one short sentence the answer might contain, searched as one ranking; foundBy says which found a \
+hit (0: query).
+Hits: score (higher is better; "distance": lower), matched (share of query words found), \
+strength (comparable across queries). note: why searchType differs from the one asked, or \
+noGoodMatch (rephrase once or say not found). At most 2 chunks per document (perDocument)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only): the best chunks' full text as one Markdown block in rank \
-order, within contextBudget characters (the best chunk cut to fit). lancedb_search is cheaper to find \
-where something is. warmStart=true: an overview instead (README/index documents, each document's \
-first chunk)."""
+order, within contextBudget characters (the best chunk cut to fit); queries as in lancedb_search, \
+which is cheaper to find where something is."""
 
 DOCUMENT_DESCRIPTION = """\
-Read one document as Markdown (read-only, from the database): `source` (a path as \
-lancedb_search hits show it) for all of it, or `id` (a hit's id) with before/after for the chunks \
-around it, not both; `page` (with source): one PDF page. Cut to contextBudget characters; a last \
-line gives the id to go on from. Chunks count from 0 (path#0)."""
+Read one document as Markdown (read-only): source (a lancedb_search hit's path) for all of it, or \
+id (a hit's id) with before/after for the chunks around it; page (with source): one PDF page. Cut to \
+contextBudget characters; a last line gives the id to go on from."""
 
 STATUS_DESCRIPTION = """\
-What can be searched (read-only): per table its rows, full-text index, vectors and, in "search", what \
-a search does ("hybrid: works, <model>, <n>-d" or "text only: <why>; <what to do>"). Call it first \
-when lancedb_search fails or finds nothing, or for table names (lancedb_version: the server's)."""
+What can be searched (read-only): per table its rows, languages, full-text index, vectors and, in \
+"search", what a search does ("hybrid: works, <model>" or "text only: <why>; <what to do>"). Call it \
+when lancedb_search fails or finds nothing (lancedb_version: the server's)."""
 
-VERSION_DESCRIPTION = """\
-Lancelot's version, the MCP revisions it speaks and its features (read-only; lancedb_status has the \
-database)."""
+VERSION_DESCRIPTION = "Lancelot's version, MCP revisions and features (read-only; lancedb_status: the database)."
 
 
 def _json_result(reply: Any) -> CallToolResult:
@@ -227,6 +240,7 @@ def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Call
         perDocument: Annotated[
             int, Field(ge=0, le=MAX_LIMIT, description="Most chunks of one document among the hits; 0: every chunk.")
         ] = PER_DOCUMENT,
+        queries: Phrasings = None,
     ) -> Annotated[CallToolResult, SearchReply]:
         reply = _run(
             lambda: get_engine().search(
@@ -239,6 +253,7 @@ def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Call
                 path_prefix=pathPrefix,
                 filters=filters,
                 per_document=perDocument,
+                queries=queries,
             )
         )
         result = _json_result(reply)
@@ -253,11 +268,12 @@ def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Calla
     def lancedb_query(
         question: Annotated[str, Field(description="The question.")],
         contextBudget: Budget = settings.context_budget,
-        warmStart: Annotated[bool, Field(description="An overview instead of an answer.")] = False,
+        warmStart: Annotated[bool, Field(description="An overview instead.")] = False,
         table: Table = settings.table,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum chunks.")] = settings.default_limit,
         pathPrefix: SamePathPrefix = None,
         filters: SameFilters = None,
+        queries: SamePhrasings = None,
     ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
         reply = _run(
             lambda: get_engine().query(
@@ -268,6 +284,7 @@ def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Calla
                 limit=limit,
                 path_prefix=pathPrefix,
                 filters=filters,
+                queries=queries,
             )
         )
         return _json_result(reply) if _whole_reply.get() else reply.context
@@ -300,7 +317,7 @@ def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Ca
 
 def _status(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
     def lancedb_status(
-        verbose: Annotated[bool, Field(description="Add column names and usage metrics.")] = False,
+        verbose: Annotated[bool, Field(description="Add columns and usage.")] = False,
     ) -> CallToolResult:  # no outputSchema: its tables/embeddings are open objects, the text says more
         reply = to_wire(_run(lambda: get_engine().status(verbose=verbose)))
         if verbose and not _whole_reply.get():  # the CLI's status has no usage: its own process made no calls

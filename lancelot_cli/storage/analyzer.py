@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,42 @@ FTS_OPTIONS: dict[str, Any] = {
     "stem": True,
     "custom_stop_words": list(ENGLISH_STOP_WORDS),
 }
+
+# How an index analyzes words, as ``lancedb.tokenize`` takes it: sorted (option, value) pairs, hashable.
+Analysis = tuple[tuple[str, Any], ...]
+_TOKENIZE_OPTIONS = frozenset(
+    {
+        "base_tokenizer",
+        "language",
+        "max_token_length",
+        "lower_case",
+        "stem",
+        "remove_stop_words",
+        "custom_stop_words",
+        "ascii_folding",
+        "ngram_min_length",
+        "ngram_max_length",
+        "prefix_only",
+    }
+)
+_DETAIL_NAMES = {"min_ngram_length": "ngram_min_length", "max_ngram_length": "ngram_max_length"}
+
+
+def _frozen(options: Mapping[str, Any]) -> Analysis:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in options.items()))
+
+
+DEFAULT: Analysis = _frozen({k: v for k, v in FTS_OPTIONS.items() if k in _TOKENIZE_OPTIONS})
+
+
+def analysis_of(details: Mapping[str, Any]) -> Analysis:
+    """How a full-text index analyzes words, from the options LanceDB recorded for it
+    (``index_details``): the query's terms are then made the same way. ``DEFAULT`` when it
+    recorded none (an older LanceDB)."""
+    options = {_DETAIL_NAMES.get(key, key): value for key, value in details.items()}
+    options = {key: value for key, value in options.items() if key in _TOKENIZE_OPTIONS}
+    return _frozen(options) if options.get("base_tokenizer") else DEFAULT
+
 
 # Scripts written without spaces between words (Han, kana, Hangul syllables, Thai, Lao, Khmer, Myanmar).
 _UNSPACED = re.compile(
@@ -114,25 +151,30 @@ def _split(token: str) -> tuple[str, ...]:
     return tuple(piece.text for piece in pieces if piece.text not in _CJK_STOP)
 
 
-def query_terms(query: str) -> frozenset[str]:
+def query_terms(query: str, analysis: Analysis = DEFAULT) -> frozenset[str]:
     """The terms of ``query`` as the index analyzes text (stemmed, folded, stop words dropped), CJK
     particles left out: what ``holds_term`` looks for."""
-    return _terms(query) - _CJK_STOP
+    return _terms(query, analysis) - _CJK_STOP
 
 
-def share_of_terms(text: str, terms: frozenset[str]) -> float:
+def share_of_terms(text: str, terms: frozenset[str], analysis: Analysis = DEFAULT) -> float:
     """Share of ``terms`` (``query_terms``) that ``text``, analyzed as the index does, holds; 0 for no terms."""
-    return len(terms & _terms(text)) / len(terms) if terms else 0.0
+    return len(terms & _terms(text, analysis)) / len(terms) if terms else 0.0
 
 
-def holds_term(text: str, terms: frozenset[str]) -> bool:
+def text_terms(text: str, analysis: Analysis = DEFAULT) -> frozenset[str]:
+    """The terms of ``text`` as the index analyzes it: analyzed once, compared with several
+    queries' ``query_terms``."""
+    return _terms(text, analysis)
+
+
+def holds_term(text: str, terms: frozenset[str], analysis: Analysis = DEFAULT) -> bool:
     """Whether ``text``, analyzed as the index does, holds one of ``terms``: what a substring test
     misses (``policies`` in a text that says ``policy``)."""
-    return bool(terms) and not terms.isdisjoint(_terms(text))
+    return bool(terms) and not terms.isdisjoint(_terms(text, analysis))
 
 
-def _terms(text: str) -> frozenset[str]:
+def _terms(text: str, analysis: Analysis) -> frozenset[str]:
     import lancedb
 
-    options = {k: v for k, v in FTS_OPTIONS.items() if k != "with_position"}
-    return frozenset(token.text for token in lancedb.tokenize(text, **options))
+    return frozenset(token.text for token in lancedb.tokenize(text, **dict(analysis)))

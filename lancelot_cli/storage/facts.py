@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lancelot_cli.storage.analyzer import analysis_of
 from lancelot_cli.storage.schema import META_KEY, MODEL_TAG, OPTIONS_TAG, PATH, SOURCE_COLUMNS
 
 FTS_INDEX_TYPES = frozenset({"FTS", "INVERTED"})
@@ -36,6 +37,9 @@ class TableFacts:
     rows: int  # of this version (a search asks it to pick its way: storage/fts_split.py)
     source_columns: tuple[str, ...] = SOURCE_COLUMNS
     descriptions: Mapping[str, str] = field(default_factory=dict)  # folder -> what it holds (.lancelotdescribe)
+    # column -> how its full-text index analyzes words (``analyzer.Analysis``), as the index records it
+    analyses: Mapping[str, Any] = field(default_factory=dict)
+    languages: tuple[str, ...] = ()  # what `lancelot index` found the documents are written in, most first
 
     @property
     def source_column(self) -> str | None:
@@ -79,11 +83,23 @@ def fts_columns(table: Any) -> frozenset[str]:
     return frozenset(column for index in fts_indices(table) for column in index.columns)
 
 
+def fts_details(indices: list[Any]) -> dict[str, Mapping[str, Any]]:
+    """Column -> its full-text index's recorded options (tokenizer, language, stemming...), from
+    ``fts_indices``."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for index in indices:
+        details = getattr(index, "index_details", None) or {}
+        for column in index.columns:
+            found.setdefault(column, details)
+    return found
+
+
 def table_facts(name: str, table: Any) -> TableFacts:
     """Facts of an open LanceDB table (one schema read, one index listing, one row count)."""
     import pyarrow as pa
 
     schema = table.schema
+    indices = fts_indices(table)
     vectors = []
     payload = []
     for f in schema:
@@ -102,11 +118,21 @@ def table_facts(name: str, table: Any) -> TableFacts:
         text_columns=frozenset(
             f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
         ),
-        fts_columns=fts_columns(table),
+        fts_columns=frozenset(column for index in indices for column in index.columns),
         rows=int(table.count_rows()),
         metadata=_metadata(schema.metadata),
         descriptions=_descriptions(schema),
+        analyses={column: analysis_of(details) for column, details in fts_details(indices).items()},
+        languages=_languages(schema),
     )
+
+
+def _languages(schema: Any) -> tuple[str, ...]:
+    """The languages `lancelot index` detected and kept with its options (field metadata of ``path``)."""
+    if PATH not in schema.names:
+        return ()
+    found = _metadata(schema.field(PATH).metadata, OPTIONS_TAG).get("languages")
+    return tuple(str(code) for code in found) if isinstance(found, list) else ()
 
 
 def _descriptions(schema: Any) -> dict[str, str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,16 +34,57 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "known_items"
 RESULTS = HERE / "results" / "corpora"
-CORPORA = {  # name: (documentation folder, question file)
+FASTAPI_REPO = Path(os.environ.get("LANCELOT_BENCH_FASTAPI_REPO", "/tmp/corpora/fastapi"))
+# Folders made from the sources below (one language each); outside the repository, whose .gitignore
+# `lancelot index` would apply to them.
+PREPARED = Path(os.environ.get("LANCELOT_BENCH_CORPORA", "/tmp/corpora")) / "prepared"
+
+
+def fastapi_language(language: str) -> str:
+    """The FastAPI docs in ``language`` (``docs/<language>/docs`` of a checkout of
+    github.com/fastapi/fastapi, at c3f316b7e for the figures in README.md); English from ../shared."""
+    if language == "en":
+        return str(REPO.parent / "shared" / "data" / "fastapi-docs" / "docs" / "en" / "docs")
+    return str(FASTAPI_REPO / "docs" / language / "docs")
+
+
+def language_files(folder: str, language: str) -> str:
+    """A folder of the ``*.<language>.html`` files of ``folder`` (the Debian Reference packages of every
+    language share /usr/share/debian-reference): one language per table, whichever are installed."""
+    target = PREPARED / f"{Path(folder).name}-{language}"
+    if not target.is_dir() and Path(folder).is_dir():
+        target.mkdir(parents=True)
+        for page in Path(folder).glob(f"*.{language}.html"):
+            shutil.copy2(page, target / page.name)
+    return str(target)
+
+
+# name: (documentation folder, question file). Packages: postgresql-doc-15 python-django-doc
+# debian-faq debian-faq-zh-cn debian-faq-ko maint-guide-zh-cn maint-guide-fr debian-reference-ja
+# debian-reference-de debian-reference-es developers-reference-ja.
+CORPORA: dict[str, tuple[Any, str]] = {
     "pg": ("/usr/share/doc/postgresql-doc-15/html", "postgresql15.jsonl"),
     "django": ("/usr/share/doc/python-django-doc/html", "django32.jsonl"),
     "redux": (os.environ.get("LANCELOT_BENCH_REDUX_DOCS", "/tmp/corpora/redux/docs"), "redux.jsonl"),
-    "fastapi": (str(REPO.parent / "shared" / "data" / "fastapi-docs" / "docs" / "en" / "docs"), "fastapi.jsonl"),
+    "fastapi": (lambda: fastapi_language("en"), "fastapi.jsonl"),
     "zhfaq": ("/usr/share/doc/debian/FAQ/zh-cn", "debian-faq-zh-cn.jsonl"),
     "mgzh": ("/usr/share/doc/maint-guide-zh-cn/html", "maint-guide-zh-cn.jsonl"),
-    "jaref": ("/usr/share/debian-reference", "debian-reference-ja.jsonl"),
+    "jaref": (lambda: language_files("/usr/share/debian-reference", "ja"), "debian-reference-ja.jsonl"),
     "drja": ("/usr/share/developers-reference/ja", "developers-reference-ja.jsonl"),
+    "fastapi-de": (lambda: fastapi_language("de"), "fastapi-de.jsonl"),
+    "deref": (lambda: language_files("/usr/share/debian-reference", "de"), "debian-reference-de.jsonl"),
+    "fastapi-fr": (lambda: fastapi_language("fr"), "fastapi-fr.jsonl"),
+    "mgfr": ("/usr/share/doc/maint-guide-fr/html", "maint-guide-fr.jsonl"),
+    "fastapi-es": (lambda: fastapi_language("es"), "fastapi-es.jsonl"),
+    "esref": (lambda: language_files("/usr/share/debian-reference", "es"), "debian-reference-es.jsonl"),
+    "fastapi-ko": (lambda: fastapi_language("ko"), "fastapi-ko.jsonl"),
+    "kofaq": ("/usr/share/doc/debian/FAQ/ko", "debian-faq-ko.jsonl"),
 }
+
+
+def source_folder(corpus: str) -> str:
+    where = CORPORA[corpus][0]
+    return where() if callable(where) else where
 
 
 def mrr(rows: list[dict[str, Any]]) -> float:
@@ -93,8 +135,8 @@ def main() -> None:
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     for corpus in opts.only.split(",") if opts.only else CORPORA:
-        src, questions = CORPORA[corpus]
-        if not Path(src).is_dir():
+        src, questions = source_folder(corpus), CORPORA[corpus][1]
+        if not Path(src).is_dir() or not (QUESTIONS / questions).exists():
             print(f"{corpus}: {src} is missing (see the docstring for the packages); skipped", file=sys.stderr)
             continue
         output = RESULTS / f"{corpus}-{opts.label}.json"

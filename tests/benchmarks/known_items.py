@@ -5,7 +5,7 @@ Run from the repository root:
     python tests/benchmarks/known_items.py [--src /usr/share/doc/postgresql-doc-15/html]
         [--questions tests/benchmarks/known_items/postgresql15.jsonl] [--code-at REV]
         [--via serve|cli] [--check-cli 10] [--reuse | --rebuild] [--output PATH]
-        [--embed-model local:/path/to/minilm]
+        [--embed-model local:/path/to/minilm] [--phrasings]
     python tests/benchmarks/known_items.py --compare BEFORE.json AFTER.json [--list-heldout]
 
 1. Code: the working tree by default; ``--code-at REV`` runs the package as committed at REV (a
@@ -23,6 +23,8 @@ Run from the repository root:
    serve`` (stdio, MCP SDK client; the reply is what ``lancelot search Q --json --limit 10``
    prints), or ``--via cli`` one ``lancelot search`` process per question (about 3 s each here).
    ``--check-cli N`` also runs the first N questions through the CLI and counts differing replies.
+   ``--phrasings`` sends each question's ``queries`` (other phrasings a separate model wrote from
+   the question and the tool description alone: known_items/README.md) with it, as an agent would.
 4. Scores per split (tune, heldout, all), from the hits' ``source`` against the question's
    answer pages: MRR@10, success@10, success@1 (right page first) and the mean number of distinct
    documents among the top 10 hits. Also: share of top-1 hits that are navigation-only pages
@@ -192,7 +194,9 @@ def search_cli(root: Path, env: dict[str, str], db: str, query: str) -> dict[str
     return json.loads(run.stdout)
 
 
-async def search_serve(root: Path, env: dict[str, str], db: str, queries: list[str]) -> list[tuple[dict, float]]:
+async def search_serve(
+    root: Path, env: dict[str, str], db: str, queries: list[str], phrasings: list[list[str]] | None = None
+) -> list[tuple[dict, float]]:
     import mcp
 
     params = mcp.StdioServerParameters(
@@ -200,9 +204,12 @@ async def search_serve(root: Path, env: dict[str, str], db: str, queries: list[s
     )
     replies = []
     async with mcp.Client(params) as client:
-        for query in queries:
+        for n, query in enumerate(queries):
+            arguments: dict[str, Any] = {"query": query, "limit": K}
+            if phrasings is not None and phrasings[n]:
+                arguments["queries"] = phrasings[n]
             t0 = time.perf_counter()
-            result = await client.call_tool("lancedb_search", {"query": query, "limit": K})
+            result = await client.call_tool("lancedb_search", arguments)
             seconds = time.perf_counter() - t0
             text = "".join(getattr(block, "text", "") for block in result.content)
             if result.is_error:
@@ -380,6 +387,11 @@ def main() -> None:
         metavar="S",
         help="seconds the index run may take (default 3600; embedding ~8k chunks locally on 2 busy cores takes longer)",
     )
+    parser.add_argument(
+        "--phrasings",
+        action="store_true",
+        help="send each question's \"queries\" (other phrasings, written by a separate model) with it",
+    )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two results files")
     parser.add_argument("--list-heldout", action="store_true", help="with --compare: list moved heldout questions too")
     opts = parser.parse_args()
@@ -399,7 +411,10 @@ def main() -> None:
         if opts.via == "serve":
             import anyio
 
-            replies = anyio.run(search_serve, root, env, index["db"], queries)
+            phrasings = [list(q.get("queries", [])) for q in questions] if opts.phrasings else None
+            if phrasings is not None and not any(phrasings):
+                raise SystemExit(f"--phrasings: {opts.questions} has no \"queries\" (other phrasings) to send")
+            replies = anyio.run(search_serve, root, env, index["db"], queries, phrasings)
         else:
             replies = []
             for query in queries:
@@ -417,7 +432,7 @@ def main() -> None:
     result = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "code": opts.code_desc,
-        "via": opts.via,
+        "via": opts.via + (" with phrasings" if opts.phrasings else ""),
         "src": str(opts.src.resolve()),
         "questions_file": str(opts.questions),
         "index": index,

@@ -1,10 +1,283 @@
-"""Document bombs (issue 37 item 4): small files that cost their reader far more than their size.
-So far the PDF outline: its bookmarks placed on a page in linear time."""
+"""Document bombs (issue 37 item 4, with item 7's EPUB findings and issue 39 item 4): small PDF, Word,
+PowerPoint and EPUB files that cost their reader far more than their size. Each is built here from
+raw bytes (tests/support/document_bombs.py). A run reads such files in a worker process under the
+bounds of indexer/bounds.py: a file past one is skipped with a one-line reason naming it, and the
+rest of the folder is indexed; each part of a deck or a book is read once.
+
+The run-level tests start the real `lancelot index` with 2 GB of address space (``RLIMIT_AS``), so
+a bomb read in the run's own process (as before) ends the run or fails it; they are slow (they
+start processes). The reader-level tests run in this process and are fast."""
 
 from __future__ import annotations
 
+import json
+import resource
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from lancelot_cli.indexer.pdf_text import Bookmark, place_headings
+from lancelot_cli.indexer.sources import SourceError, read_document
+from tests.conftest import REPO, lancelot_command, subprocess_env
+from tests.support.document_bombs import (
+    empty_paragraphs_docx,
+    inflating_pdf,
+    nested_forms_pdf,
+    paragraph,
+    raw_docx,
+    raw_epub,
+    repeated_chapter_epub,
+    repeated_image_docx,
+    repeated_slide_pptx,
+)
+from tests.support.document_files import manual_pdf
 from tests.support.growth import assert_linear
+
+ADDRESS_SPACE = 2 * 1024**3  # what the runs below may use: a bomb read in the run's process passes it
+FINE = "# Fine\n\nAn ordinary note about sprockets.\n"
+
+
+def put(folder: Path, files: dict[str, bytes | str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = folder / name
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    return folder
+
+
+def _bounded() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def index_bounded(src: Path, db: Path, timeout: float = 180) -> tuple[dict[str, Any], str]:
+    """`lancelot index SRC DB --no-embed --json` with 2 GB of address space: (its report, stderr)."""
+    done = subprocess.run(
+        [*lancelot_command(), "index", str(src), str(db), "--no-embed", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+        cwd=db.parent,
+        preexec_fn=_bounded,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert "Traceback" not in done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def reasons(report: dict[str, Any]) -> dict[str, str]:
+    return {item["path"]: item["reason"] for item in report["skipped"]}
+
+
+# -- a run: bombs skipped with a reason, the rest indexed ------------------------------------------------
+
+
+@pytest.mark.slow
+def test_pdf_bombs_are_skipped_with_a_reason_and_the_rest_is_indexed(tmp_path: Path) -> None:
+    """Nested forms (2 KB) made PDFium abort the whole run (8.6 GB; 1.9 GB at depth 6); a content
+    stream inflating to 256 MB took 4 GB. Now each costs one worker ~3 s and 1 GiB."""
+    src = put(
+        tmp_path / "src",
+        {
+            "nested.pdf": nested_forms_pdf(depth=7),
+            "inflating.pdf": inflating_pdf(megabytes=256),
+            "manual.pdf": manual_pdf(),
+            "fine.md": FINE,
+        },
+    )
+    assert (src / "nested.pdf").stat().st_size < 4096
+    report, _ = index_bounded(src, tmp_path / "db")
+    why = reasons(report)
+    assert set(why) == {"nested.pdf", "inflating.pdf"}
+    for reason in why.values():
+        assert "\n" not in reason and "1.0 GiB of memory, the most one file may use" in reason
+    assert report["files"] == 2 and report["chunks"] == 5  # the manual's four pages and the note
+
+
+@pytest.mark.slow
+def test_a_word_document_of_empty_paragraphs_is_skipped_for_its_memory(tmp_path: Path) -> None:
+    """36 KB of four million empty paragraphs: 3.9 GB and 261 s before; now ~20 s and 1 GiB."""
+    src = put(tmp_path / "src", {"empty.docx": empty_paragraphs_docx(), "fine.md": FINE})
+    started = time.monotonic()
+    report, _ = index_bounded(src, tmp_path / "db")
+    assert reasons(report) == {"empty.docx": "reading it needs more than 1.0 GiB of memory, the most one file may use"}
+    assert report["files"] == 1 and time.monotonic() - started < 120
+
+
+@pytest.mark.slow
+def test_decks_and_books_that_repeat_a_part_are_read_once_in_a_run(tmp_path: Path) -> None:
+    """A 4 KB deck listing one slide 1,000 times and a 2 KB book whose spine repeats a chapter
+    1,000 times: 501,001 chunks and 2.3 GB each before; now 501 chunks each."""
+    src = put(
+        tmp_path / "src",
+        {"deck.pptx": repeated_slide_pptx(), "book.epub": repeated_chapter_epub(), "fine.md": FINE},
+    )
+    report, _ = index_bounded(src, tmp_path / "db")
+    assert report["skipped"] == [] and report["files"] == 3
+    assert report["chunks"] < 1100
+
+
+@pytest.mark.slow
+def test_watch_goes_on_after_a_pdf_bomb(tmp_path: Path) -> None:
+    """`--watch` died with the run's process on the nested-forms PDF; now it skips it and indexes
+    the next change."""
+    import lancedb
+
+    src = put(tmp_path / "src", {"fine.md": FINE})
+    db = tmp_path / "db"
+    watcher = subprocess.Popen(
+        [*lancelot_command(), "index", str(src), str(db), "--no-embed", "--watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+        cwd=tmp_path,
+        preexec_fn=_bounded,
+    )
+    try:
+        assert _wait_for(lambda: db.exists() and "fine.md" in _paths(lancedb, db), 60)
+        put(src, {"nested.pdf": nested_forms_pdf(depth=7)})
+        time.sleep(1)
+        put(src, {"later.md": "# Later\n\nWritten after the bomb.\n"})
+        assert _wait_for(lambda: "later.md" in _paths(lancedb, db), 90), "the watcher indexed nothing after the bomb"
+        assert watcher.poll() is None
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        _, err = watcher.communicate(timeout=30)
+    assert "skipped (nested.pdf)" in err
+    assert "Traceback" not in err
+
+
+def _paths(lancedb: Any, db: Path) -> set[str]:
+    try:
+        return {row["path"] for row in lancedb.connect(db).open_table("documents").to_arrow().to_pylist()}
+    except Exception:  # noqa: BLE001 - not there yet
+        return set()
+
+
+def _wait_for(condition: Any, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+# -- the worker's deadline ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_reader_past_its_deadline_is_killed_and_the_next_job_is_done() -> None:
+    from lancelot_cli.indexer.pool import Ended, imap
+
+    started = time.monotonic()
+    results = list(imap(time.sleep, [60.0, 0.01], 1, lambda job, ended: ended, deadline=lambda job: 1.0))
+    ended = results[0]
+    assert isinstance(ended, Ended) and ended.code == -signal.SIGKILL
+    assert ended.seconds is not None and 1.0 <= ended.seconds < 10
+    assert results[1] is None  # time.sleep's own result, from the worker that took over
+    assert time.monotonic() - started < 30
+
+
+def test_a_file_past_its_deadline_is_skipped_with_that_reason() -> None:
+    from lancelot_cli.indexer import bounds
+    from lancelot_cli.indexer.pool import Ended
+    from lancelot_cli.indexer.reading import _crashed
+
+    why = _crashed(("/nowhere", "slow.pdf", 5_000_000), Ended(-9, 61.2))
+    assert str(why) == "reading it took longer than 61 s, the longest one file may take"
+    assert bounds.seconds_for(5 * 1024 * 1024) == 110.0
+
+
+# -- the readers, in this process ---------------------------------------------------------------------
+
+
+def test_a_deck_that_lists_one_slide_a_thousand_times_reads_it_once(tmp_path: Path) -> None:
+    doc = read_document(put(tmp_path, {"deck.pptx": repeated_slide_pptx(words=50)}), "deck.pptx")
+    assert len(doc.parts) == 1 and doc.parts[0][1].startswith("# Slide 1\n\nagain again")
+
+
+def test_a_book_reads_each_file_once_whatever_its_spine_and_fragments_say(tmp_path: Path) -> None:
+    """Debian's live manual lists each chapter once per section (`about.xhtml#o8`) and was read up
+    to 27 times (2,175 chunks, five identical hits); a spine may also repeat a chapter itself."""
+    book = raw_epub(
+        {"one.xhtml": "<p>first chapter</p>", "two.xhtml": "<p>second chapter</p>"},
+        ["one", "one#a", "two", "two#b", "one", "one"],
+        {"one": "one.xhtml", "one#a": "one.xhtml#a", "two": "two.xhtml", "two#b": "two.xhtml#b"},
+    )
+    doc = read_document(put(tmp_path, {"book.epub": book}), "book.epub")
+    assert [text for _, text in doc.parts] == ["first chapter", "second chapter"]
+
+
+def test_a_book_with_a_missing_chapter_keeps_the_others_and_names_it(tmp_path: Path) -> None:
+    chapters = {"one.xhtml": "<p>first chapter</p>", "three.xhtml": "<p>third chapter</p>"}
+    spine = ["one", "two", "three"]
+    listed = {"one": "one.xhtml", "two": "two.xhtml", "three": "three.xhtml"}
+    doc = read_document(put(tmp_path, {"book.epub": raw_epub(chapters, spine, listed)}), "book.epub")
+    assert [text for _, text in doc.parts] == ["first chapter", "third chapter"]
+    assert doc.notes == ("chapter not indexed: OEBPS/two.xhtml is missing from the archive",)
+    put(tmp_path, {"empty.epub": raw_epub({}, spine, listed)})
+    with pytest.raises(SourceError, match=r"^none of its 3 chapter\(s\) can be read: OEBPS/one.xhtml is missing"):
+        read_document(tmp_path, "empty.epub")
+
+
+def test_a_file_that_is_no_zip_is_named_with_its_article(tmp_path: Path) -> None:
+    put(tmp_path, {"book.epub": b"plain text", "deck.pptx": b"plain text"})
+    for name, start in (("book.epub", "not an EPUB book: "), ("deck.pptx", "not a PowerPoint deck (.pptx): ")):
+        with pytest.raises(SourceError) as caught:
+            read_document(tmp_path, name)
+        assert str(caught.value).startswith(start)
+
+
+def test_text_past_the_bound_is_refused_as_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lancelot_cli.indexer import bounds
+
+    monkeypatch.setattr(bounds, "TEXT_CHARS", 10_000)
+    chapters = {f"{n}.xhtml": f"<p>{'words ' * 1000}</p>" for n in range(5)}  # 6,000 characters each
+    put(tmp_path, {"long.epub": raw_epub(chapters, list(chapters))})
+    with pytest.raises(SourceError, match=r"^its text runs past 10,000 characters, the most one file may give$"):
+        read_document(tmp_path, "long.epub")
+    put(tmp_path, {"long.docx": raw_docx(paragraph("words " * 2000))})
+    with pytest.raises(SourceError, match=r"^its text runs past 10,000 characters"):
+        read_document(tmp_path, "long.docx")
+
+
+def test_a_word_document_never_reads_its_images(tmp_path: Path) -> None:
+    """One image drawn 64 times was copied into the HTML as base64 64 times (4.3 GB; 8.5 GB for a
+    32 MB image): images are not text and are never read now."""
+    put(tmp_path, {"pictures.docx": repeated_image_docx(references=16, megabytes=8)})
+    tracemalloc.start()
+    try:
+        doc = read_document(tmp_path, "pictures.docx")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert doc.text == "pictures"
+    assert peak < 32 * 1024 * 1024, f"{peak:,} bytes at the peak"
+
+
+def test_a_word_part_past_the_member_bound_is_refused(tmp_path: Path) -> None:
+    from lancelot_cli.indexer.zipped import MAX_MEMBER_BYTES
+
+    put(tmp_path, {"huge.docx": raw_docx(paragraph("a" * MAX_MEMBER_BYTES))})
+    with pytest.raises(SourceError, match=r"^word/document.xml inflates to [\d,]+ bytes \(more than 67,108,864\)$"):
+        read_document(tmp_path, "huge.docx")
+
+
+def test_mammoth_is_one_that_opens_no_linked_file() -> None:
+    """mammoth before 1.11 opened files an image links to (`r:link`), anywhere on the disk
+    (CVE-2025-11849); 1.11 turned that off by default."""
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "mammoth>=1.11" in extras["docs"] and "mammoth>=1.11" in extras["test"]
+
 
 # -- the bookmarks of a page, placed in linear time ---------------------------------------------------------
 

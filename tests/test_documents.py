@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
-from lancelot_cli.indexer import index_folder
+from lancelot_cli.indexer import index_folder, reading
 from lancelot_cli.indexer.pdf_text import Bookmark, clean_lines, drop_running, place_headings, running_lines
 from lancelot_cli.indexer.rows import rows_for
 from lancelot_cli.indexer.sources import SourceError, read_document
@@ -32,6 +32,15 @@ from tests.support.document_files import (
     write_all,
 )
 from tests.support.engines import engine_for, wired
+
+
+@pytest.fixture(autouse=True)
+def read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Documents read in this process: these tests are about what the readers make of a file, not
+    where they run (a run reads PDF, Word, PowerPoint and EPUB files in a worker process, under
+    bounds: reading.ISOLATED; tests/test_document_bombs.py runs them there), and a spawned worker
+    would make each of them a slow test."""
+    monkeypatch.setattr(reading, "ISOLATED", frozenset())
 
 
 def cli(*args: str) -> Any:

@@ -3,6 +3,11 @@ table of contents (the EPUB 3 navigation document, else EPUB 2's toc.ncx). An EP
 read with the standard library's zipfile, each chapter walked into Markdown as an HTML page's body
 (``html_markdown.body_markdown``). No extra is needed. DRM-protected books cannot be read (their
 chapters are encrypted): they are skipped with that reason.
+
+Each file of the book is read once, however often the spine names it and whatever ``#fragment`` its
+manifest entries carry (issue 39: Debian's live manual lists each chapter once per section, and one
+chapter was read 27 times; issue 37: a spine that repeats one chapter a thousand times). A chapter
+that is missing or cannot be read is left out with a note; the others are indexed.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from lancelot_cli.indexer.bounds import TextBudget
 from lancelot_cli.indexer.zipped import ZipError, open_zip, read_member, read_xml
 
 NS = {
@@ -27,11 +33,10 @@ _HEADING = re.compile(r"^#{1,6} +(.+)$")
 FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
 
 
-def read_epub(raw: bytes) -> tuple[str | None, list[str]]:
-    """(the book's title, each chapter's Markdown in spine order) of the EPUB in ``raw``."""
-    from lancelot_cli.indexer.html_markdown import body_markdown
-
-    with open_zip(raw, "EPUB book") as book:
+def read_epub(raw: bytes) -> tuple[str | None, list[str], list[str]]:
+    """(the book's title, each chapter's Markdown in spine order, notes on chapters left out) of the
+    EPUB in ``raw``."""
+    with open_zip(raw, "an EPUB book") as book:
         if "META-INF/encryption.xml" in book.namelist() and _drm(book):
             raise ZipError("its chapters are encrypted (DRM); Lancelot cannot read them")
         opf_name = read_xml(book, "META-INF/container.xml").xpath("string(//c:rootfile/@full-path)", namespaces=NS)
@@ -43,16 +48,46 @@ def read_epub(raw: bytes) -> tuple[str | None, list[str]]:
             item.get("id"): item for item in opf.iterfind("opf:manifest/opf:item", NS) if item.get("href") is not None
         }
         titles = _toc_titles(book, opf, items, folder)
-        chapters = []
-        for ref in opf.iterfind("opf:spine/opf:itemref", NS):
-            item = items.get(ref.get("idref"))
-            if item is None or "html" not in (item.get("media-type") or ""):
-                continue
-            name = _member(folder, item.get("href"))
-            text = body_markdown(_decode(read_member(book, name)))
-            chapters.append(_headed(text, titles.get(name)))
+        chapters, notes = _chapters(book, _spine(opf, items, folder), titles)
         title = opf.xpath("string(opf:metadata/dc:title)", namespaces=NS).strip() or None
-    return title, [chapter for chapter in chapters if chapter.strip()]
+    return title, [chapter for chapter in chapters if chapter.strip()], notes
+
+
+def _spine(opf: Any, items: dict[str, Any], folder: str) -> list[str]:
+    """The members of the book's (X)HTML chapters in reading order, each once (its first place)."""
+    members: dict[str, None] = {}
+    for ref in opf.iterfind("opf:spine/opf:itemref", NS):
+        item = items.get(ref.get("idref"))
+        if item is not None and "html" in (item.get("media-type") or ""):
+            members.setdefault(_member(folder, item.get("href")))
+    return list(members)
+
+
+def _chapters(book: Any, members: list[str], titles: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(each chapter's Markdown, a note on the chapters left out, if any). A chapter that is missing
+    or cannot be read is left out and named; when none can be read, the book is skipped with why."""
+    from lancelot_cli.indexer.html_markdown import body_markdown
+
+    budget = TextBudget()
+    chapters: list[str] = []
+    left_out: list[str] = []
+    for name in members:
+        try:
+            data = read_member(book, name)
+        except ZipError as exc:
+            left_out.append(str(exc))
+            continue
+        chapters.append(budget.take(_headed(body_markdown(_decode(data)), titles.get(name))))
+    if left_out and not chapters:
+        raise ZipError(f"none of its {len(members)} chapter(s) can be read: {left_out[0]}")
+    return chapters, [_left_out_note(left_out)] if left_out else []
+
+
+def _left_out_note(reasons: list[str]) -> str:
+    """One note for the chapters left out, the first three named: a book of a thousand missing
+    chapters is one line, not a thousand."""
+    shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+    return f"chapter not indexed: {shown}" if len(reasons) == 1 else f"{len(reasons)} chapters not indexed: {shown}"
 
 
 def _member(folder: str, href: str | None) -> str:

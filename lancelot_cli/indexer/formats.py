@@ -55,32 +55,39 @@ def extra_hint(suffixes: set[str]) -> str:
 
 
 def read_packaged(raw: bytes, suffix: str) -> Parsed:
-    """The title and text of a PDF, .docx, .pptx or .epub file. Raises ``FormatError`` with a reason."""
+    """The title and text of a PDF, .docx, .pptx or .epub file. Raises ``FormatError`` with a reason
+    (also when the file's text runs past ``bounds.TEXT_CHARS``)."""
+    from lancelot_cli.indexer.bounds import Exceeded
     from lancelot_cli.indexer.zipped import ZipError
 
     try:
         if suffix == PDF:
             return _pdf(raw)
         if suffix == DOCX:
-            from lancelot_cli.indexer.titles import markdown_title
-            from lancelot_cli.indexer.word import WordError, read_docx
-
-            try:
-                text = read_docx(raw)
-            except WordError as exc:
-                raise FormatError(str(exc)) from None
-            return Parsed(markdown_title(text), text)
+            return _docx(raw)
         if suffix == PPTX:
             from lancelot_cli.indexer.slides import read_pptx
 
             title, parts = read_pptx(raw)
+            notes: list[str] = []
         else:
             from lancelot_cli.indexer.epub import read_epub
 
-            title, parts = read_epub(raw)
-    except ZipError as exc:
+            title, parts, notes = read_epub(raw)
+    except (ZipError, Exceeded) as exc:
         raise FormatError(str(exc)) from None
-    return Parsed(title, "\n\n".join(parts), tuple((None, part) for part in parts))
+    return Parsed(title, "\n\n".join(parts), tuple((None, part) for part in parts), tuple(notes))
+
+
+def _docx(raw: bytes) -> Parsed:
+    from lancelot_cli.indexer.titles import markdown_title
+    from lancelot_cli.indexer.word import WordError, read_docx
+
+    try:
+        text = read_docx(raw)
+    except WordError as exc:
+        raise FormatError(str(exc)) from None
+    return Parsed(markdown_title(text), text)
 
 
 def _pdf(raw: bytes) -> Parsed:

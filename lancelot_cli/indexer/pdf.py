@@ -4,7 +4,9 @@ Chromium, under BSD-3/Apache-2.0; about 9 MB installed, no other dependency.
 Each page with text becomes one part of the document (chunks never span pages, so each has its page
 number); the outline's bookmarks become Markdown headings (``pdf_text.place_headings``). A page with
 images and no text (a scan) is listed in a note, not indexed as empty: OCR is not done. A PDF that
-needs a password to open is skipped with that reason.
+needs a password to open is skipped with that reason. The text is bounded as it is read
+(``bounds.TextBudget``); what PDFium itself may spend is bounded by the worker process it runs in
+(indexer/reading.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lancelot_cli.indexer.bounds import TextBudget
 from lancelot_cli.indexer.pdf_text import (
     Bookmark,
     clean_lines,
@@ -69,12 +72,13 @@ def _page_lines(pdf: Any) -> tuple[list[list[str]], list[int]]:
 
     pages: list[list[str]] = []
     scanned: list[int] = []
+    budget = TextBudget()
     for index in range(len(pdf)):
         page = pdf[index]
         try:
             textpage = page.get_textpage()
             try:
-                text = textpage.get_text_range()
+                text = budget.take(textpage.get_text_range())
             finally:
                 textpage.close()
             if not text.strip():

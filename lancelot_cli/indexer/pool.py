@@ -15,6 +15,8 @@ the parent and no threads:
   is also sent SIGKILL by the kernel when the parent dies (``PR_SET_PDEATHSIG``), even mid-file;
   elsewhere a thread watches the parent's pid.
 - When the run stops early (interrupt, error), the parent kills its workers and reaps them.
+- A job may have a deadline: a worker still on it when the deadline passes is killed (a document
+  bomb that PDFium would lay out for hours), the job reported as ended, and a new worker takes over.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lancelot_cli.indexer.signals import deferred_signals
@@ -39,14 +42,27 @@ R = TypeVar("R")
 AHEAD = 2
 
 
+@dataclass(frozen=True)
+class Ended:
+    """How a worker ended in the middle of a job."""
+
+    code: int | None  # its exit code (negative: the signal that ended it)
+    seconds: float | None = None  # set when the parent killed it for running past the job's deadline
+
+
 def imap(
-    func: Callable[[J], R], jobs: Sequence[J], workers: int, crashed: Callable[[J, int | None], R]
+    func: Callable[[J], R],
+    jobs: Sequence[J],
+    workers: int,
+    crashed: Callable[[J, Ended], R],
+    deadline: Callable[[J], float] | None = None,
 ) -> Generator[R, None, None]:
     """``func(job)`` for every job, in the order of ``jobs``, computed by ``workers`` processes.
 
     ``func`` must be a module-level function. A job whose worker died (a parser crash, the OOM
-    killer) gives ``crashed(job, exit code)`` and a new worker takes over. An exception raised
-    by ``func`` is raised here. Closing the iterator early kills the workers.
+    killer), or was still on it ``deadline(job)`` seconds after starting it, gives
+    ``crashed(job, how it ended)`` and a new worker takes over. An exception raised by ``func`` is
+    raised here. Closing the iterator early kills the workers.
     """
     import multiprocessing
     from multiprocessing.connection import wait
@@ -57,6 +73,15 @@ def imap(
     queue = deque(range(len(jobs)))
     done = 0
     finished = False
+
+    def hand_on(worker: _Worker, ended: Ended) -> None:
+        """The job ``worker`` was on when it ended is done (``crashed``); its others go back in line."""
+        first, *others = worker.pending  # it read its jobs in order: the first one ended it
+        results[first] = (True, crashed(jobs[first], ended))
+        queue.extendleft(reversed(others))
+        pool[pool.index(worker)] = replacement = _Worker(ctx, func)
+        replacement.feed(jobs, queue)
+
     try:
         pool = [_Worker(ctx, func) for _ in range(max(1, min(workers, len(jobs))))]
         for worker in pool:
@@ -69,26 +94,33 @@ def imap(
                     raise value
                 yield value
                 continue
-            for conn in wait([w.conn for w in pool if w.pending]):
-                worker = next(w for w in pool if w.conn is conn)
-                try:
-                    index, ok, value = worker.conn.recv()  # the one `wait` found ready
-                except Exception:  # noqa: BLE001 - EOF or a torn message: the worker died
-                    code = worker.kill()
-                    # It read its jobs in order: the first one killed it, the others go back in line.
-                    first, *others = worker.pending
-                    results[first] = (True, crashed(jobs[first], code))
-                    queue.extendleft(reversed(others))
-                    pool[pool.index(worker)] = replacement = _Worker(ctx, func)
-                    replacement.feed(jobs, queue)
-                    continue
-                worker.pending.remove(index)
-                results[index] = (ok, value)
-                worker.feed(jobs, queue)
+            busy = [w for w in pool if w.pending]
+            ready = wait([w.conn for w in busy], timeout=_time_left(busy, jobs, deadline))
+            for worker in busy:
+                if worker.conn in ready:
+                    try:
+                        index, ok, value = worker.conn.recv()  # the one `wait` found ready
+                    except Exception:  # noqa: BLE001 - EOF or a torn message: the worker died
+                        hand_on(worker, Ended(worker.kill()))
+                        continue
+                    worker.finished(index)
+                    results[index] = (ok, value)
+                    worker.feed(jobs, queue)
+                elif deadline is not None and worker.overdue(deadline(jobs[worker.pending[0]])):
+                    seconds = time.monotonic() - worker.started
+                    hand_on(worker, Ended(worker.kill(), seconds))
         finished = True
     finally:
         with deferred_signals():  # a second Ctrl-C must not cut the clean-up short
             _stop(pool, graceful=finished)
+
+
+def _time_left(busy: list[_Worker], jobs: Sequence[Any], deadline: Callable[[Any], float] | None) -> float | None:
+    """Seconds until the first of the jobs being read runs past its deadline (None: no deadline)."""
+    if deadline is None or not busy:
+        return None
+    now = time.monotonic()
+    return max(0.0, min(w.started + deadline(jobs[w.pending[0]]) - now for w in busy))
 
 
 class _Worker:
@@ -96,6 +128,7 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(child, os.getpid(), func), daemon=True, name="lancelot-reader")
         self.pending: deque[int] = deque()
+        self.started = time.monotonic()  # when it began the first of its pending jobs
         with _stderr_to_devnull():
             self.process.start()
         child.close()  # the worker's end lives in the worker only: its death is EOF here
@@ -103,11 +136,22 @@ class _Worker:
     def feed(self, jobs: Sequence[Any], queue: deque[int]) -> None:
         while queue and len(self.pending) < AHEAD:
             index = queue.popleft()
+            if not self.pending:  # an idle worker starts on it now
+                self.started = time.monotonic()
             self.pending.append(index)
             try:
                 self.conn.send((index, jobs[index]))
             except OSError:  # the worker just died: its EOF is next, and the loop hands its jobs on
                 return
+
+    def finished(self, index: int) -> None:
+        """The result of job ``index`` came back: the next pending job (if any) starts now."""
+        self.pending.remove(index)
+        self.started = time.monotonic()
+
+    def overdue(self, seconds: float) -> bool:
+        """Whether the job it is on has run ``seconds`` or more."""
+        return time.monotonic() - self.started >= seconds
 
     def kill(self) -> int | None:
         self.process.kill()

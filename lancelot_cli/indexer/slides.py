@@ -3,12 +3,16 @@ text of its shapes and tables in the order the slide stacks them, and the speake
 "Notes:" mark. Read with the standard library's zipfile and lxml (already a dependency): a deck is
 zipped XML, and python-pptx would add about 12 MB (itself, Pillow, XlsxWriter) to read the same
 elements. Dates, footers and slide numbers are left out.
+
+A slide the deck lists more than once is read once (issue 37: a 5 KB deck that listed one slide
+1,000 times became 835,001 chunks), and the deck's text is bounded (``bounds.TextBudget``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from lancelot_cli.indexer.bounds import TextBudget
 from lancelot_cli.indexer.zipped import ZipError, open_zip, read_xml, relations
 
 NS = {
@@ -28,11 +32,12 @@ class SlidesError(ZipError):
 
 def read_pptx(raw: bytes) -> tuple[str | None, list[str]]:
     """(the first slide's title, each slide's Markdown) of the deck in ``raw``."""
-    with open_zip(raw, "PowerPoint deck (.pptx)") as deck:
+    budget = TextBudget()
+    with open_zip(raw, "a PowerPoint deck (.pptx)") as deck:
         presentation = read_xml(deck, "ppt/presentation.xml")
         targets = relations(deck, "ppt/presentation.xml")
         ids = presentation.xpath("p:sldIdLst/p:sldId/@r:id", namespaces=NS)
-        slides = [targets[i][0] for i in ids if i in targets]
+        slides = dict.fromkeys(targets[i][0] for i in ids if i in targets)  # each slide once, in order
         parts: list[str] = []
         first_title: str | None = None
         for number, name in enumerate(slides, start=1):
@@ -40,7 +45,8 @@ def read_pptx(raw: bytes) -> tuple[str | None, list[str]]:
             first_title = first_title or title
             notes = _notes(deck, name)
             heading = f"# Slide {number}: {title}" if title else f"# Slide {number}"
-            parts.append("\n\n".join([heading, *body, *([f"{NOTES_MARK} {notes}"] if notes else [])]))
+            part = "\n\n".join([heading, *body, *([f"{NOTES_MARK} {notes}"] if notes else [])])
+            parts.append(budget.take(part))
     return first_title, parts
 
 

@@ -22,10 +22,11 @@ class ZipError(Exception):
 
 @contextmanager
 def open_zip(raw: bytes, what: str) -> Iterator[zipfile.ZipFile]:
+    """The archive in ``raw``; ``what`` names what it should be, with its article ("an EPUB book")."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile as exc:
-        raise ZipError(f"not a {what}: {exc}") from None
+        raise ZipError(f"not {what}: {exc}") from None
     with archive:
         yield archive
 

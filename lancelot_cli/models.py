@@ -6,7 +6,7 @@ see are `wire`'s business. Optional parts are None when absent (the JSON then le
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -22,6 +22,28 @@ KeySource = Literal["env", "keychain", "file"]  # where the OpenAI key was found
 SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 TEXT_RANKINGS: tuple[TextRanking, ...] = get_args(TextRanking)
 ECHO_CHARS = 200  # how much of a query a reply repeats back
+
+
+# The languages `lancelot index` tells apart (indexer/languages.py), by ISO 639-1 code.
+LANGUAGE_NAMES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "pt": "Portuguese",
+    "it": "Italian",
+    "nl": "Dutch",
+    "ru": "Russian",
+    "ko": "Korean",
+    "ja": "Japanese",
+    "zh": "Chinese",
+}
+
+
+def language_names(codes: Sequence[str]) -> str:
+    """``["ko", "en"]`` as "Korean and English"."""
+    names = [LANGUAGE_NAMES.get(code, code) for code in codes]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def echo(text: str, limit: int = ECHO_CHARS) -> str:
@@ -153,6 +175,7 @@ class TableStatus:
     fts_coverage: Mapping[str, int] | None = None  # {"indexed", "unindexed"} when there is an index
     columns: tuple[str, ...] | None = None  # verbose only
     search: str | None = None  # what a search of it does, one line (engine/readiness.py)
+    languages: tuple[str, ...] = ()  # what its documents are written in, most first (indexer/languages.py)
 
 
 @dataclass(frozen=True)

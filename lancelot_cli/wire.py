@@ -143,6 +143,7 @@ def _table(entry: m.TableStatus) -> dict[str, Any]:
         "name": entry.name,
         **_with({}, search=entry.search),
         "rows": entry.rows,
+        **({"languages": list(entry.languages)} if entry.languages else {}),
         "version": entry.version,
         "updatedAt": entry.updated_at,
         "fullTextIndex": bool(entry.fts_columns),
@@ -331,4 +332,5 @@ def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
         fts_coverage=data.get("fullTextCoverage"),
         columns=tuple(columns) if columns is not None else None,
         search=data.get("search"),
+        languages=tuple(data.get("languages", ())),
     )

@@ -125,7 +125,8 @@ def test_index_names_the_repair_and_rebuild_makes_the_table_whole(damaged_db: Pa
     assert entry.error is None and entry.rows == report.added
     assert engine.search("refund policy").hits[0].source == "policies/refunds.md"
     assert sorted(p.name for p in damaged_db.iterdir() if not p.name.startswith(".lancelot-index-")) == [
-        "documents.lance"
+        "documents.lance",
+        "documents.languages.json",  # for the server's instructions (issue 38)
     ]  # the damaged copy and the staging folder are gone
 
 

@@ -218,7 +218,7 @@ def _ranked_rows(
         return [row for row, _ in ranked[: ask.depth]], note
     assert plan.column is not None
     if kind == "hybrid":
-        return [row for row, _, _ in ranking.fused_ranked(ask, vector, plan.column.name)], None
+        return [row for row, _, _ in ranking.fused_ranked(ask, vector, plan.column.name)[: ask.depth]], None
     return ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter), None
 
 

@@ -97,6 +97,7 @@ def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:
         indexed_at=facts.metadata.get("indexed_at") or None,
         fts_coverage=tbl.fts_coverage() if fts else None,
         columns=tuple(facts.columns) if verbose else None,
+        languages=tuple(facts.languages),
     )
 
 

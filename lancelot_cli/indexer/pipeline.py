@@ -46,6 +46,7 @@ from lancelot_cli.storage.schema import (
     FILE_SIZE,
     HASH,
     PATH,
+    TEXT,
     VECTOR,
     is_local,
     local_path,
@@ -260,6 +261,7 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     if not rows and not writer.exists:
         raise NothingToIndex(nothing_readable(job.source, report.skipped, report.extra_hint))
     report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
+    choose_languages(job, writer, plan, rows, report)
     cap_front_matter(writer, rows, job.options.rebuild, report)
     column = attach_vectors(writer, rows, embedding, report)
     states = read_states(rows)  # taken now: the commit may empty ``rows`` (Text.rows)
@@ -411,14 +413,40 @@ def _recorded(job: IndexJob, writer: TableWriter | None, known: ledger.Ledger | 
     return Recorded(writer.exists, state, writer.index_options(), at, {})
 
 
+LANGUAGE_SAMPLE = 1000  # chunks the documents' languages are read from, spread over them
+
+
+def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, report: IndexReport) -> None:
+    """The languages of the table's documents (indexer/languages.py), which its full-text indexes
+    are built for: as saved with the table, else read off this run's chunks, and for a table of an
+    earlier Lancelot off a sample of its rows too. A new table and ``--rebuild`` read them anew;
+    other runs keep them, so a few changed files never rebuild the indexes."""
+    from lancelot_cli.indexer.languages import detect
+
+    saved = plan.saved.get("languages")
+    if isinstance(saved, list) and saved and writer.exists and not job.options.rebuild:
+        report.languages = [str(code) for code in saved]
+        return
+    texts = [str(row.get(TEXT) or "") for row in rows[:: max(1, len(rows) // LANGUAGE_SAMPLE)]]
+    if writer.exists and not job.options.rebuild:
+        texts += writer.sample_texts(LANGUAGE_SAMPLE)
+    report.languages, report.languages_found = detect(texts), True
+    plan.chosen["languages"] = report.languages
+    writer.use_languages(report.languages)
+
+
 def _chosen_options(options: Options, saved: dict[str, Any]) -> dict[str, Any]:
-    """``--exclude`` and site detection for this run: as given, else as saved with the table."""
+    """``--exclude`` and site detection for this run: as given, else as saved with the table (and
+    the documents' languages: ``choose_languages``)."""
     if options.exclude is None:
         patterns = tuple(saved.get("exclude", ()))
     else:
         patterns = tuple(pattern for pattern in options.exclude if pattern.strip())  # --exclude '' clears
     detect = bool(saved.get("siteDetection", True)) if options.site_detection is None else options.site_detection
-    return {"exclude": list(patterns), "siteDetection": detect}
+    chosen: dict[str, Any] = {"exclude": list(patterns), "siteDetection": detect}
+    if isinstance(saved.get("languages"), list):
+        chosen["languages"] = saved["languages"]
+    return chosen
 
 
 def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, set[str]]:
@@ -527,14 +555,21 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
                 model=model,
                 dimension=dimension,
                 release=True,  # nothing reads the rows after the commit: their memory goes as they are written
+                options=plan.chosen,  # a new table is made with them
             )
             report.added, report.updated, report.deleted = written.added, written.updated, written.deleted
             report.version, report.committed, report.optimized = written.version, written.committed, written.optimized
         else:
             report.version = writer.version
+        # Languages read anew (a new table, --rebuild, a table of an earlier Lancelot) may want other indexes.
+        rebuilt = writer.rebuild_text_indexes() if report.languages_found else []
+        if rebuilt:
+            report.indexes_built += [c for c in rebuilt if c not in report.indexes_built]
+            report.version = writer.version
         if plan.chosen != (plan.saved or DEFAULT_OPTIONS) and writer.save_index_options(plan.chosen):
             report.version = writer.version
         writer.save_descriptions(plan.chosen.get("descriptions", {}))  # for the server's instructions
+        writer.save_languages(plan.chosen.get("languages", []))
         if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
             report.version, report.optimized = writer.version, True
         report.chunks = writer.count()

@@ -30,6 +30,8 @@ class IndexReport:
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
     indexes_built: list[str] = field(default_factory=list)  # full-text indexes an earlier version's table got anew
+    languages: list[str] = field(default_factory=list)  # what the documents are written in (indexer/languages.py)
+    languages_found: bool = False  # read off the documents in this run (a new table, --rebuild, an older table)
     text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
@@ -64,5 +66,6 @@ class IndexReport:
             "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
             "vectorsHint": self.vectors_hint,
             "fullTextIndexesBuilt": list(self.indexes_built),
+            "languages": list(self.languages),
             "needExtra": {"paths": list(self.need_extra), "hint": self.extra_hint} if self.need_extra else None,
         }

@@ -23,13 +23,19 @@ from pydantic import ValidationError
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.models import AgentDocument
+from lancelot_cli.models import AgentDocument, language_names
 from lancelot_cli.server import collector, tools
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.server.tools import MAX_ERROR_CHARS, _capped, _engine_cause, _engine_error, _whole_reply
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import display_uri, quick_descriptions, quick_table_names, warm_up
+from lancelot_cli.storage.reader import (
+    display_uri,
+    quick_descriptions,
+    quick_languages,
+    quick_table_names,
+    warm_up,
+)
 from lancelot_cli.wire import to_json
 
 WARM_UP_DELAY = 0.25  # seconds after the transport starts
@@ -43,7 +49,10 @@ def instructions(settings: Settings) -> str:
             "database. All tools are read-only. Use lancedb_search to find passages and exact terms, "
             "lancedb_query to get the best passages' full text as context for an answer (warmStart=true "
             "for an overview), lancedb_document to read a whole document or the chunks around a hit, "
-            "lancedb_status when something fails or to see tables and vectors."
+            "lancedb_status when something fails or to see tables and vectors. For a question in the "
+            "user's own words, send queries too: 2-4 phrasings with the documents' terms for the "
+            "thing asked (names of features, menus, commands), synonyms, and a sentence the answer "
+            "might contain."
         ),
     ]
     path = settings.db_uri
@@ -60,8 +69,22 @@ def instructions(settings: Settings) -> str:
         else:
             shown = ", ".join(tables) if tables else "none yet"
             lines.append(f"Tables: {shown}. Default table: {settings.table}.")
+            lines.extend(_languages(path, tables))
             lines.extend(_described(path, tables))
     return " ".join(lines)
+
+
+def _languages(path: str, tables: list[str]) -> list[str]:
+    """What each table's documents are written in, and that searches go best in it: an agent asked in
+    English about a Korean manual then writes its phrasings in Korean (issue 38)."""
+    found = {table: quick_languages(path, table) for table in tables}
+    said = [f"table {table} is in {language_names(codes)}" for table, codes in found.items() if codes]
+    if not said:
+        return []
+    return [
+        "Languages: " + "; ".join(said) + ". Search in a table's first language (the query as the user "
+        "asked it, and queries written in that language with the documents' own terms)."
+    ]
 
 
 MAX_DESCRIBED_CHARS = 2000  # of folder descriptions in the instructions: they are read in every session

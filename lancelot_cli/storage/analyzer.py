@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -103,13 +103,55 @@ _UNSPACED = re.compile(
 _CJK_STOP = frozenset(CJK_STOP_WORDS)
 
 
-def fts_config() -> FTS:
-    """The full-text index of every searched column. Positions are kept for "quoted phrase"
-    queries; English stemming stays (SciFact tuning found other options within 0.004 nDCG@10,
-    and keeping English stop words hurt questions such as "how do refunds work?")."""
+# What changes from ``FTS_OPTIONS`` for a table whose documents are mostly in a language (its
+# first detected one: indexer/languages.py), chosen on the tune splits of the tuning corpora
+# (tests/benchmarks/analyzers.py; tests/benchmarks/README.md, "Languages"). Chinese, Japanese and
+# every language not listed keep ``FTS_OPTIONS``.
+BY_LANGUAGE: dict[str, dict[str, Any]] = {
+    # The language's own stemmer and stop words (Snowball's, as LanceDB has them) instead of
+    # English ones: MRR@10 on the tune splits, query only, German 0.826 -> 0.878 (two manuals;
+    # trigrams 0.875, a trigram index beside the stemmed one 0.89), French 0.869 -> 0.887 (trigrams
+    # 0.859), Spanish 0.946 -> 0.927 (trigrams 0.983, on 32 questions); over the three languages
+    # stemming 0.898, trigrams 0.906, English's 0.880. The held-out halves put all three within
+    # 0.03 of one another: stemming keeps stop words out, the index small and `strength` a share
+    # of words, so it is the one kept.
+    "de": {"language": "German", "custom_stop_words": None},
+    "fr": {"language": "French", "custom_stop_words": None},
+    "es": {"language": "Spanish", "custom_stop_words": None},
+    # Korean glues particles to nouns (파일을, 파일에서) and ICU splits only at spaces: overlapping
+    # 2- and 3-character grams match a noun whatever follows it. Tune splits, query only: 0.748 ->
+    # 0.860 (FastAPI's Korean docs and the Debian FAQ; 2-2 grams 0.829, 3-3 0.845).
+    "ko": {
+        "base_tokenizer": "ngram",
+        "ngram_min_length": 2,
+        "ngram_max_length": 3,
+        "stem": False,
+        "remove_stop_words": False,
+        "custom_stop_words": None,
+    },
+}
+
+
+def fts_options(languages: Sequence[str] = ()) -> dict[str, Any]:
+    """The full-text index options of a table whose documents are in ``languages``, most first."""
+    return {**FTS_OPTIONS, **BY_LANGUAGE.get(languages[0] if languages else "en", {})}
+
+
+def fts_config(options: Mapping[str, Any] | None = None) -> FTS:
+    """The full-text index of every searched column, with ``options`` (``fts_options``; by default
+    English's). Positions are kept for "quoted phrase" queries; English stemming stays (SciFact
+    tuning found other options within 0.004 nDCG@10, and keeping English stop words hurt questions
+    such as "how do refunds work?")."""
     from lancedb.index import FTS
 
-    return FTS(**FTS_OPTIONS)
+    return FTS(**(FTS_OPTIONS if options is None else options))
+
+
+def same_analysis(details: Mapping[str, Any], options: Mapping[str, Any]) -> bool:
+    """Whether an index whose recorded details are ``details`` was built with ``options`` (an option
+    the details do not record is taken as equal: an older LanceDB records fewer)."""
+    recorded = {_DETAIL_NAMES.get(key, key): value for key, value in details.items()}
+    return all(recorded[key] == value for key, value in options.items() if key in recorded)
 
 
 def match_query(words: str, column: str, **options: Any) -> MatchQuery:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lancelot_cli.storage.analyzer import FTS_OPTIONS
+from lancelot_cli.storage.analyzer import FTS_OPTIONS, same_analysis
 from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.schema import (
     CHUNK,
@@ -52,12 +52,11 @@ def table_schema() -> pa.Schema:
     )
 
 
-def fts_outdated(tbl: Any, column: str = TEXT) -> bool:
-    """True when ``column``'s index was built with other tokenizer options than ``FTS_OPTIONS``."""
+def fts_outdated(tbl: Any, column: str = TEXT, options: Mapping[str, Any] = FTS_OPTIONS) -> bool:
+    """True when ``column``'s index was built with other tokenizer options than ``options``."""
     for index in tbl.list_indices():
         if column in index.columns and is_fts(index):
-            details = getattr(index, "index_details", None) or {}
-            return any(key in details and details[key] != value for key, value in FTS_OPTIONS.items())
+            return not same_analysis(getattr(index, "index_details", None) or {}, options)
     return False
 
 

@@ -21,7 +21,7 @@ from lancelot_cli.storage import damage
 from lancelot_cli.storage.analyzer import match_query
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, fts_indices, table_facts, table_names
 from lancelot_cli.storage.filters import RowFilter, where_expression
-from lancelot_cli.storage.schema import describe_path, is_local, local_path
+from lancelot_cli.storage.schema import describe_path, is_local, languages_path, local_path
 
 __all__ = [
     "ReadOnlyDatabase",
@@ -416,6 +416,18 @@ def quick_descriptions(uri: str, table: str) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def quick_languages(uri: str, table: str) -> list[str]:
+    """The languages `lancelot index` found in a local table's documents (``schema.languages_path``),
+    read without lancedb; [] when unknown."""
+    path = languages_path(uri, table)
+    try:
+        with open(path, encoding="utf-8") as fh:  # type: ignore[arg-type]
+            data = json.load(fh)
+    except (OSError, ValueError, TypeError):
+        return []
+    return [str(code) for code in data] if isinstance(data, list) else []
 
 
 def warm_up() -> None:

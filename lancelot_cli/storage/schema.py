@@ -49,6 +49,12 @@ def local_path(uri: str) -> str:
     return uri[len("file://") :] if uri.startswith("file://") else uri
 
 
+def languages_path(uri: str, table: str) -> str | None:
+    """Where a local database keeps a copy of ``table``'s languages beside it, for the server's
+    instructions (read before lancedb is imported); None for an object store."""
+    return os.path.join(local_path(uri), f"{table}.languages.json") if is_local(uri) else None
+
+
 def describe_path(uri: str, table: str) -> str | None:
     """Where a local database keeps a copy of ``table``'s folder descriptions, beside the table, for
     the server's instructions (read before lancedb is imported); None for an object store."""

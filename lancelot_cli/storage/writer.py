@@ -28,13 +28,13 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError, TableDamagedError
 from lancelot_cli.storage import ann, damage, disk, writer_first
-from lancelot_cli.storage.analyzer import fts_config
+from lancelot_cli.storage.analyzer import fts_config, fts_options
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
     complete,
@@ -63,6 +63,7 @@ from lancelot_cli.storage.schema import (
     VECTOR,
     describe_path,
     is_local,
+    languages_path,
     local_path,
 )
 
@@ -137,6 +138,7 @@ class TableWriter:
         self.indexes_built: list[str] = []  # full-text indexes (re)built on opening: missing or outdated
         self._storage_options = storage_options
         self._tbl: Any = None
+        self._fts: dict[str, Any] | None = None
         self.damaged = False  # a damaged table found with replace_damaged: written anew
         with _guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
@@ -162,13 +164,47 @@ class TableWriter:
                         f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
                         f"{', '.join(missing)}); pick another name with --table, or remove that table first"
                     )
-                indexed = fts_columns(self._tbl)
-                for column, index_name in ((TEXT, FTS_INDEX_NAME), *FIELD_INDEX_NAMES.items()):
-                    if column not in indexed or fts_outdated(self._tbl, column):
-                        # Building the new index is one commit: readers keep the old one until then
-                        # (and search the text alone while a table has no title/heading/path index).
-                        self._tbl.create_index(column, config=fts_config(), name=index_name, replace=True)
-                        self.indexes_built.append(column)
+                self.indexes_built.extend(self.rebuild_text_indexes())
+
+    @property
+    def fts(self) -> dict[str, Any]:
+        """How this table's full-text indexes analyze words: for the languages saved with it
+        (``use_languages`` sets others for the run's commit)."""
+        if self._fts is None:
+            self._fts = fts_options(self.index_options().get("languages") or [])
+        return self._fts
+
+    def use_languages(self, languages: Sequence[str]) -> None:
+        """Build the table's full-text indexes for ``languages`` (most first): a new table's at its
+        first write, an existing one's by ``rebuild_text_indexes``."""
+        self._fts = fts_options(languages)
+
+    def rebuild_text_indexes(self) -> list[str]:
+        """Build each full-text index that is missing or was built with other options than ``fts``
+        (a table of an earlier Lancelot; another language); the columns rebuilt."""
+        if self._tbl is None:
+            return []
+        built = []
+        indexed = fts_columns(self._tbl)
+        for column, index_name in ((TEXT, FTS_INDEX_NAME), *FIELD_INDEX_NAMES.items()):
+            if column not in indexed or fts_outdated(self._tbl, column, self.fts):
+                # Building the new index is one commit: readers keep the old one until then
+                # (and search the text alone while a table has no title/heading/path index).
+                with _guard("write", self.db_uri, self.name):
+                    self._tbl.create_index(column, config=fts_config(self.fts), name=index_name, replace=True)
+                built.append(column)
+        return built
+
+    def sample_texts(self, count: int) -> list[str]:
+        """The text of up to ``count`` rows, spread over the table (what its languages are read from)."""
+        if self._tbl is None:
+            return []
+        rows = self._tbl.count_rows()
+        offsets = list(range(0, rows, max(1, rows // count)))[:count]
+        if not offsets:
+            return []
+        data = self._tbl.take_offsets(offsets).select([TEXT]).to_arrow()
+        return [str(text or "") for text in data.column(TEXT).to_pylist()]
 
     def _open_whole(self, table: str) -> tuple[Any, IndexingError | None]:
         """``table`` opened, and None; or None and what is wrong when opening it or reading a little of
@@ -321,6 +357,7 @@ class TableWriter:
         model: str | None = None,
         dimension: int | None = None,
         release: bool = False,
+        options: dict[str, Any] | None = None,
     ) -> WriteResult:
         """Write ``rows`` in one commit (matched by ``id``; a row is rewritten only when its chunk hash,
         its file's state or a vector it gains says so). Vectors still missing are given later, by
@@ -335,13 +372,16 @@ class TableWriter:
             release: the caller gives ``rows`` (a list) up: the first write of a new local table
                 empties it as it writes, so the rows' objects are freed early (storage/writer_first.py);
                 other writes leave it as it is.
+            options: the run's index options, kept with a new local table as it is made (no commit
+                of ``save_index_options`` then); other writes leave them to it.
         """
         created = self._tbl is None
         if created and is_local(self.db_uri):
-            return self._write_first(rows if isinstance(rows, list) else list(rows), model, dimension, release)
+            rows = rows if isinstance(rows, list) else list(rows)
+            return self._write_first(rows, model, dimension, release, options)
         if created:
             with _guard("create", self.db_uri, self.name):
-                self._tbl = _create_indexed(self._db, self.name)
+                self._tbl = _create_indexed(self._db, self.name, self.fts)
         stored_model, stored_dim = self.vector_info()
         vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
         added, updated, deleted, touched = self._changes(rows, paths)
@@ -392,7 +432,12 @@ class TableWriter:
         merge.execute(data, on_bad_vectors="null")
 
     def _write_first(
-        self, rows: list[dict[str, Any]], model: str | None, dimension: int | None, release: bool
+        self,
+        rows: list[dict[str, Any]],
+        model: str | None,
+        dimension: int | None,
+        release: bool,
+        options: dict[str, Any] | None = None,
     ) -> WriteResult:
         """A new table in a local folder is built whole (rows, columns, full-text indexes) in a
         hidden staging folder (storage/writer_first.py) and moved into place with one rename: a
@@ -415,6 +460,8 @@ class TableWriter:
                     dimension,
                     release=release,
                     storage_options=FILE_FORMAT,
+                    fts=self.fts,
+                    options=options,
                 )
                 ann.maintain(staged, self.vector_policy, added)
                 del staged
@@ -468,18 +515,12 @@ class TableWriter:
 
     def save_descriptions(self, descriptions: dict[str, str]) -> None:
         """Keep a copy of the folder descriptions beside the table (``schema.describe_path``), or
-        remove it when there are none; written whole (temporary file, then rename)."""
-        path = describe_path(self.db_uri, self.name)
-        if path is None:
-            return
-        if not descriptions:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
-            return
-        staged = f"{path}.{uuid.uuid4().hex}.tmp"
-        with open(staged, "w", encoding="utf-8") as fh:
-            json.dump(descriptions, fh, ensure_ascii=False, indent=1)
-        os.replace(staged, path)
+        remove it when there are none."""
+        _save_beside(describe_path(self.db_uri, self.name), descriptions)
+
+    def save_languages(self, languages: list[str]) -> None:
+        """Keep a copy of the documents' languages beside the table (``schema.languages_path``)."""
+        _save_beside(languages_path(self.db_uri, self.name), languages)
 
     def drop_front_matter_columns(self, keep: set[str]) -> list[str]:
         """Drop the front-matter columns not in ``keep`` (``--rebuild``: keys no file has any more,
@@ -499,12 +540,27 @@ class TableWriter:
         self._tbl.add_columns(field)
 
 
-def _create_indexed(db: Any, table: str) -> Any:
+def _save_beside(path: str | None, data: dict[str, str] | list[str]) -> None:
+    """``data`` as JSON at ``path`` (a local table's neighbour), written whole (temporary file, then
+    rename), or the file removed when there is nothing to keep; nothing for an object store."""
+    if path is None:
+        return
+    if not data:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        return
+    staged = f"{path}.{uuid.uuid4().hex}.tmp"
+    with open(staged, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=1)
+    os.replace(staged, path)
+
+
+def _create_indexed(db: Any, table: str, fts: Mapping[str, Any] | None = None) -> Any:
     """A new table in an object store, which has no atomic rename: created empty, then indexed at
     once (a reader may see it empty and without its index for that moment; it falls back to a
     scan). Local folders build the whole table aside instead (``TableWriter._write_first``)."""
     tbl = db.create_table(table, schema=table_schema(), storage_options=FILE_FORMAT)
-    writer_first.create_text_indexes(tbl)
+    writer_first.create_text_indexes(tbl, fts)
     return tbl
 
 

@@ -20,13 +20,13 @@ make (tests/test_first_write.py), in 5 versions instead of 7.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage import heap
 from lancelot_cli.storage.analyzer import fts_config
 from lancelot_cli.storage.columns import OWN_COLUMNS, coerce, infer_type, table_schema
-from lancelot_cli.storage.schema import FIELD_INDEX_NAMES, FTS_INDEX_NAME, MODEL_TAG, TEXT, VECTOR
+from lancelot_cli.storage.schema import FIELD_INDEX_NAMES, FTS_INDEX_NAME, MODEL_TAG, OPTIONS_TAG, PATH, TEXT, VECTOR
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,14 +36,22 @@ if TYPE_CHECKING:
 BATCH_ROWS = 1024
 
 
-def first_schema(rows: list[dict[str, Any]], model: str | None, dimension: int | None) -> pa.Schema:
-    """The schema the general path leaves a new table with: the indexer's columns, then the vector
-    column when ``model`` is given (its field metadata names the model), then one column per
-    front-matter key of the rows (sorted), typed from their values."""
+def first_schema(
+    rows: list[dict[str, Any]], model: str | None, dimension: int | None, options: dict[str, Any] | None = None
+) -> pa.Schema:
+    """The schema the general path leaves a new table with: the indexer's columns (``path`` with the
+    run's ``options`` in its field metadata, as ``TableWriter.save_index_options`` keeps them: no
+    commit of their own), then the vector column when ``model`` is given (its field metadata names the
+    model), then one column per front-matter key of the rows (sorted), typed from their values."""
+    import json
+
     import pyarrow as pa
 
     base = table_schema()
     fields = list(base)
+    if options:
+        at = base.get_field_index(PATH)
+        fields[at] = fields[at].with_metadata({OPTIONS_TAG: json.dumps(options)})
     if model is not None:
         fields.append(pa.field(VECTOR, pa.list_(pa.float32(), dimension), metadata={MODEL_TAG: model}))
     keys = sorted({key for row in rows for key in row} - set(base.names) - {VECTOR})
@@ -90,13 +98,15 @@ def create(
     *,
     release: bool = False,
     storage_options: dict[str, str] | None = None,
+    fts: Mapping[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Any:
     """Table ``table`` made in ``db`` from ``rows``: its data in one commit, then its four
     full-text indexes, one commit each. With ``release`` the list is empty afterwards (also when
     this fails part way: the caller has given the rows up)."""
     import pyarrow as pa
 
-    schema = first_schema(rows, model, dimension)
+    schema = first_schema(rows, model, dimension, options)
     try:
         reader = pa.RecordBatchReader.from_batches(schema, batches(rows, schema, release=release))
         tbl = db.create_table(table, data=reader, storage_options=storage_options, on_bad_vectors="null")
@@ -107,13 +117,14 @@ def create(
     # The batches and the rows' objects are freed by now; most of that lies free in the heap (and
     # would stay counted as the process's while the indexes take their own memory): handed back.
     heap.trim()
-    create_text_indexes(tbl)
+    create_text_indexes(tbl, fts)
     return tbl
 
 
-def create_text_indexes(tbl: Any) -> None:
+def create_text_indexes(tbl: Any, fts: Mapping[str, Any] | None = None) -> None:
     """The table's four full-text indexes (its text, then the title, heading and path columns), one
-    commit each: over every row here, over none when the writer makes an object store's table."""
-    tbl.create_index(TEXT, config=fts_config(), name=FTS_INDEX_NAME)
+    commit each, analyzing words as ``fts`` says (``analyzer.fts_options``): over every row here,
+    over none when the writer makes an object store's table."""
+    tbl.create_index(TEXT, config=fts_config(fts), name=FTS_INDEX_NAME)
     for column, index_name in FIELD_INDEX_NAMES.items():
-        tbl.create_index(column, config=fts_config(), name=index_name)
+        tbl.create_index(column, config=fts_config(fts), name=index_name)

@@ -1,0 +1,102 @@
+"""Which languages a table's documents are written in (issue 38), read off the chunks' text.
+
+Two passes over a sample of the text, both linear:
+
+1. scripts: Hangul is Korean; kana (with or without Han) Japanese; Han alone Chinese; Cyrillic
+   Russian; Latin letters are words of a Latin-script language;
+2. the Latin words are shared among English, German, French, Spanish, Portuguese, Italian and
+   Dutch by their most common short words (articles, prepositions, pronouns): a page of code and
+   identifiers with no such word counts as English, the language of most code.
+
+Each script's amount becomes a number of words (a Hangul word is about 3 syllables, a Chinese or
+Japanese one about 2 characters, a Latin one about 6 letters), and every language with at least
+``MIN_SHARE`` of them is kept, most first. A Korean manual whose code samples are in English is
+``["ko", "en"]``: the server's instructions tell an agent to phrase its searches in Korean, and
+the full-text index is built for Korean (storage/analyzer.py ``fts_options``).
+
+No library: the candidates are few and the texts long, where counting function words is reliable
+(on the tuning corpora: every one of 16 detected as its language, tests/test_languages.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+SAMPLE_CHARS = 2_000_000  # of text looked at, spread over the whole table
+MIN_SHARE = 0.1
+MAX_LANGUAGES = 3
+
+# Frequent short words, as they are written (lower case). A word listed for two languages ("que",
+# "de", "la") says nothing and is not counted: only the words of one language vote. Words that are
+# also English ("as", "do", "no", "van", "com" of .com) or German ("um", "da") are left out of the
+# others' lists.
+_FUNCTION_WORDS = {
+    "en": "the and of to is that for with are this be you can it which from by an not or have will",
+    "de": "der die das und ist nicht mit den von zu ein eine auf für sich wird werden auch oder sie dem des im wenn",
+    "fr": "le les et des est une pour que dans qui pas sur avec sont vous du au ou peut ce cette la il de",
+    "es": "el los las que y en un una por con para es del se como puede más o al su lo este de la",
+    "pt": "o os que e em uma para não são você pode na dos das ao de também",
+    "it": "il gli di che e un una per con del della sono è può nel alla questo dei la",
+    "nl": "de het een en is dat op te zijn niet met voor je kan worden wordt deze",
+}
+_LANGUAGE_OF: dict[str, str] = {}
+_SHARED: set[str] = set()
+for _code, _words in _FUNCTION_WORDS.items():
+    for _word in _words.split():
+        if _word in _LANGUAGE_OF and _LANGUAGE_OF[_word] != _code:
+            _SHARED.add(_word)
+        _LANGUAGE_OF[_word] = _code
+for _word in _SHARED:
+    del _LANGUAGE_OF[_word]
+
+_SCRIPTS = re.compile(
+    r"(?P<hangul>[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+)"
+    r"|(?P<kana>[\u3040-\u30ff\uff66-\uff9f]+)"
+    r"|(?P<han>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
+    r"|(?P<cyrillic>[\u0400-\u04ff]+)"
+    r"|(?P<latin>[A-Za-z\u00c0-\u024f]+)"
+)
+_CHARS_PER_WORD = {"hangul": 3.0, "kana": 2.0, "han": 2.0, "cyrillic": 6.0, "latin": 6.0}
+
+
+def detect(texts: Iterable[str]) -> list[str]:
+    """The languages of ``texts`` (ISO 639-1 codes), most first; [] when they hold no letters."""
+    letters: Counter[str] = Counter()
+    votes: Counter[str] = Counter()
+    for text in _sample(texts):
+        for match in _SCRIPTS.finditer(text):
+            script = match.lastgroup or ""
+            run = match.group()
+            letters[script] += len(run)
+            if script == "latin":
+                code = _LANGUAGE_OF.get(run.lower())
+                if code is not None:
+                    votes[code] += 1
+    words: dict[str, float] = {}  # language -> about how many words of it
+    east = letters["kana"] + letters["han"]
+    # Japanese writes Han with kana; a text of Han alone is Chinese.
+    shares = [
+        ("ko", letters["hangul"] / _CHARS_PER_WORD["hangul"]),
+        ("ja" if letters["kana"] >= 0.1 * east else "zh", east / _CHARS_PER_WORD["han"]),
+        ("ru", letters["cyrillic"] / _CHARS_PER_WORD["cyrillic"]),
+    ]
+    latin = letters["latin"] / _CHARS_PER_WORD["latin"]
+    total = sum(votes.values())
+    shares += [(code, latin * count / total) for code, count in votes.items()] if total else [("en", latin)]
+    for code, amount in shares:
+        words[code] = words.get(code, 0.0) + amount
+    everything = sum(words.values())
+    kept = [code for code, amount in words.items() if amount and amount >= MIN_SHARE * everything]
+    return sorted(kept, key=lambda code: -words[code])[:MAX_LANGUAGES]
+
+
+def _sample(texts: Iterable[str]) -> Iterable[str]:
+    """``texts`` up to ``SAMPLE_CHARS`` in all (the caller spreads what it passes over the table)."""
+    used = 0
+    for text in texts:
+        if used >= SAMPLE_CHARS:
+            return
+        yield text[: SAMPLE_CHARS - used]
+        used += len(text)

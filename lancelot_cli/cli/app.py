@@ -187,8 +187,10 @@ _PROCESS_EXIT = False
 
 def _fail(message: str, code: int) -> None:
     from lancelot_cli import redact
+    from lancelot_cli.cli.visible import shown
 
-    first_line = redact.text(" ".join(message.split()))  # a key or URL password in an error (issue 37)
+    # A key or URL password in an error (issue 37) hidden; a file name's controls written out.
+    first_line = shown(redact.text(" ".join(message.split())))
     sys.stderr.write(f"lancelot: error: {first_line}\n")
     sys.stderr.flush()
     if code >= 128 and _PROCESS_EXIT:

@@ -168,11 +168,15 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
     """After the first pass: one line on stderr per batch that changed something, until Ctrl-C/SIGTERM."""
     import time
 
+    from rich.markup import escape
+
     from lancelot_cli.cli import render
+    from lancelot_cli.cli.visible import shown
     from lancelot_cli.indexer.run import watch
 
     err = render.stderr()
-    err.print(f"Watching {source} for changes (Ctrl-C to stop).")
+    # The folder's name and every message (which names files) as text: controls written out, no markup.
+    err.print(f"Watching {escape(shown(source))} for changes (Ctrl-C to stop).")
     first = True
 
     def on_batch(report: IndexReport) -> None:
@@ -185,7 +189,7 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
             err.print(render.batch_line(report.as_dict(), time.strftime("%H:%M:%S")), highlight=False)
 
     def on_error(message: str) -> None:
-        err.print(f"[yellow]warning:[/] {message}", highlight=False)
+        err.print(f"[yellow]warning:[/] {escape(shown(message))}", highlight=False)
 
     with contextlib.suppress(KeyboardInterrupt):
         watch(settings, source, options, on_batch=on_batch, on_error=on_error)

@@ -432,12 +432,16 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
 
         @contextmanager
         def loading(message: str) -> Iterator[None]:  # a local model loads before the first file is read
-            bar.update(reading, description=escape(message))
+            bar.update(reading, description=escape(shown(message)))
             yield
             bar.update(reading, description="reading")
 
         def progress(rel: str, done: int, total: int) -> None:
-            bar.update(reading, completed=done, total=total, description=f"reading {rel[-40:]}")
+            # A file name is text, never commands or markup: controls written out (an escape sequence
+            # in a name reached the terminal), cut to its last 40 characters, then escaped (a "[" read
+            # as a tag drew links or raised a MarkupError that ended the run; escaping after the cut
+            # leaves no half escape).
+            bar.update(reading, completed=done, total=total, description=f"reading {escape(shown(rel)[-40:])}")
 
         first: list[tuple[float, int]] = []  # (time, chunks) at the first batch: the rate counts from there
 
@@ -448,7 +452,8 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
             first[:] = first or [(now, done)]
             elapsed, made = now - first[0][0], done - first[0][1]
             rate = f", {made / elapsed:.1f} chunks/s" if made and elapsed > 0 else ""
-            bar.update(embedding, completed=done, total=total, visible=True, description=f"embedding ({model}{rate})")
+            what = f"embedding ({escape(shown(model))}{rate})"  # a model can be a folder's path
+            bar.update(embedding, completed=done, total=total, visible=True, description=what)
 
         from lancelot_cli.local_embed import announced_to
 

@@ -36,9 +36,10 @@ Row = dict[str, Any]
 
 @dataclass
 class Fused:
-    """One chunk of the fused ranking: its row, fused score and the phrasings that found it."""
+    """One chunk of the fused ranking: its row (or its row id, until the row is read), fused score and
+    the phrasings that found it."""
 
-    row: Row
+    row: Any
     score: float
     found_by: list[int]
 
@@ -74,8 +75,8 @@ def _folded(text: str) -> str:
 
 
 def fuse(
-    lists: Sequence[Sequence[Row]],
-    key: Callable[[Row], Hashable],
+    lists: Sequence[Sequence[Any]],
+    key: Callable[[Any], Hashable],
     *,
     k: float = FUSION_K,
     original_weight: float = ORIGINAL_WEIGHT,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lancelot_cli.models import Hit, TextRanking
-from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, query_terms, share_of_terms
+from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, share_of_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
@@ -118,38 +118,88 @@ def bm25(ask: Ask, limit: int) -> list[Row]:
     if not tokens or len(tokens) * 2 < len(ask.words):
         return ask.tbl.fts(asked, ask.text_col, limit, ask.columns, ask.row_filter, ask.boosts)
     rows = ask.tbl.fts(asked, ask.text_col, max(limit, IDENTIFIER_DEPTH), ask.columns, ask.row_filter, ask.boosts)
+    return _literal_first(rows, ask, tokens)[:limit]
+
+
+def _literal_first(rows: Sequence[Row], ask: Ask, tokens: Sequence[str]) -> list[Row]:
+    """``rows`` with those holding more of the identifiers literally first (stable: BM25 order within
+    a group)."""
 
     def literal(row: Row) -> int:
         text = str(row.get(ask.text_col) or "").casefold()
         return sum(1 for token in tokens if token in text)
 
-    return sorted(rows, key=lambda row: -literal(row))[:limit]  # stable: BM25 order within a group
+    return sorted(rows, key=lambda row: -literal(row))
 
 
 Ranked = list[tuple[Row, float]]  # rows best first, each with its score, before the per-document cap
 
 
+def text_note(ask: Ask) -> str | None:
+    """What a text search of ``ask`` says besides its hits: that the query has no words to search
+    for, or only common ones, or that the table has no full-text index (then a substring scan ranks)."""
+    if ask.text_col not in ask.facts.fts_columns:
+        if not ask.words:
+            return NO_WORDS
+        return (
+            f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
+            f"query words they contain"
+        )
+    if not ask.words:
+        return NO_WORDS
+    return ONLY_STOP_WORDS if only_stop_words(ask.words) else None
+
+
 def text_ranked(ask: Ask) -> tuple[Ranked, TextRanking, str | None]:
     """The rows of a text search best first with their scores, its ranking ("bm25" or "substring")
     and a note, if any."""
+    note = text_note(ask)
     if ask.text_col in ask.facts.fts_columns:
-        if not ask.words:
-            return [], "bm25", NO_WORDS
-        if only_stop_words(ask.words):
-            return [], "bm25", ONLY_STOP_WORDS
+        if note is not None:
+            return [], "bm25", note
         rows = seen_matches(bm25(ask, ask.depth), ask)
         return [(r, r.get("_score", 0.0)) for r in rows], "bm25", None
-    note = (
-        f"the table has no full-text index on {ask.text_col!r}, so hits are ranked by the share of "
-        f"query words they contain"
-    )
     if not ask.words:
-        return [], "substring", NO_WORDS
+        return [], "substring", note
     rows = ask.tbl.containing_any(ask.words, ask.text_col, ask.columns, ask.row_filter)
     # Score in Python (the original's share of words); storage only narrowed the candidates.
     scored = [(matched_share(str(r.get(ask.text_col) or ""), ask.words), i, r) for i, r in enumerate(rows)]
     scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
     return [(r, share) for share, _, r in scored], "substring", note
+
+
+def bm25_ids(ask: Ask, limit: int) -> list[int] | None:
+    """The row ids of ``bm25``'s rows in its order, their columns not read (``ReadOnlyTable.fts_ids``)
+    but for a lookup of identifiers, whose order needs the text; None when the table only gives whole
+    rows. A query with no words to search for ranks nothing."""
+    if text_note(ask) is not None:
+        return []
+    asked = ask.query if '"' in ask.query else " ".join(ask.words)
+    tokens = identifier_tokens(ask.query)
+    if not tokens or len(tokens) * 2 < len(ask.words):
+        return ask.tbl.fts_ids(asked, ask.text_col, limit, ask.row_filter, ask.boosts)
+    rows = ask.tbl.fts(
+        asked, ask.text_col, max(limit, IDENTIFIER_DEPTH), [ask.text_col], ask.row_filter, ask.boosts, row_ids=True
+    )
+    if rows and "_rowid" not in rows[0]:
+        return None
+    return [row["_rowid"] for row in _literal_first(rows, ask, tokens)][:limit]
+
+
+def fused_ids(ask: Ask, vector: Sequence[float], vector_col: str) -> list[int] | None:
+    """``fused_ranked``'s order as row ids (the same fusion of the same two rankings), or None where
+    ``bm25_ids`` has none."""
+    depth = max(ask.depth, HYBRID_DEPTH)
+    near = _LEGS.submit(ask.tbl.nearest_ids, vector, vector_col, depth, ask.row_filter)
+    text = bm25_ids(ask, depth)
+    if text is None:
+        near.result()
+        return None
+    scores: dict[int, float] = {}
+    for rows in (text, near.result()):
+        for rank, row_id in enumerate(rows, start=1):
+            scores[row_id] = scores.get(row_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores, key=lambda row_id: -scores[row_id])
 
 
 def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
@@ -163,18 +213,19 @@ def seen_matches(rows: Sequence[Row], ask: Ask) -> list[Row]:
     """The rows whose text, title or heading path holds a query word, when any does: BM25 also
     scores the file path, and a hit that matched only its folder's name (``policies/``) shows a
     person nothing they asked for. A search that matched only paths keeps its rows."""
-    terms: frozenset[str] | None = None  # the query analyzed once, for the rows no word is a substring of
-
-    def seen(row: Row) -> bool:
-        nonlocal terms
-        visible = " ".join(str(row.get(c) or "") for c in (ask.text_col, TITLE, HEADING))
-        if matched_share(visible, ask.words) > 0:
-            return True
-        terms = query_terms(ask.query, ask.analysis) if terms is None else terms
-        return holds_term(visible, terms, ask.analysis)
-
-    kept = [row for row in rows if seen(row)]
+    kept = [row for row in rows if is_seen(row, ask)]
     return kept or list(rows)
+
+
+def is_seen(row: Row, ask: Ask, *others: Ask) -> bool:
+    """Whether the row's text, title or heading path holds one of the words of the query (or of one
+    of ``others``: several phrasings), as written or as the index analyzes them (analyzed once)."""
+    visible = " ".join(str(row.get(c) or "") for c in (ask.text_col, TITLE, HEADING))
+    asks = (ask, *others)
+    if any(matched_share(visible, a.words) > 0 for a in asks):
+        return True
+    terms = frozenset().union(*(a.terms for a in asks))
+    return holds_term(visible, terms, ask.analysis)
 
 
 def capped(rows: Sequence[Row], ask: Ask) -> list[Row]:
@@ -225,7 +276,8 @@ def source_of(row: Row, source_columns: Sequence[str]) -> str:
     return next((str(row[c]) for c in source_columns if row.get(c)), "")
 
 
-def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -> Hit:
+def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None, strength: float | None = None) -> Hit:
+    """``row`` as a hit; ``strength`` when the caller worked it out already (several phrasings)."""
     text = str(row.get(ask.text_col) or "")
     source = source_of(row, ask.facts.source_columns)
     title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
@@ -235,7 +287,7 @@ def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None) -
         id=str(row[ID]) if row.get(ID) is not None else f"{source}#?",
         score=_number(score),
         matched=matched,
-        strength=_strength(row, ask, text, str(title)) if ask.terms else matched,
+        strength=strength if strength is not None else _strength(row, ask, text, str(title)) if ask.terms else matched,
         title=str(title),
         source=source,
         snippet=snippet(text, ask.words),

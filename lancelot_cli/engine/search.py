@@ -176,19 +176,22 @@ def _run_phrasings(
                 raise
             note = f"{plan.kind} search failed, used text search instead: {redact.text(str(exc))}"
             kinds = ["text"] * len(asks)
-    found = list(_POOL.map(lambda n: _ranked_rows(asks[n], kinds[n], vectors.get(n), plan), range(len(asks))))
-    vector_lists = [found[n][0] for n, kind in enumerate(kinds) if kind != "text"]
+    lists, by_id = _rankings(asks, kinds, vectors, plan)
+    vector_lists = [lists[n] for n, kind in enumerate(kinds) if kind != "text"]
     if asked == "auto" and vector_lists and not any(vector_lists):
         note = f"{plan.kind} search found nothing, used text search instead"
         kinds = ["text"] * len(asks)
-        found = list(_POOL.map(lambda n: _ranked_rows(asks[n], "text", None, plan), range(len(asks))))
-    lists = [rows for rows, _ in found]
+        lists, by_id = _rankings(asks, kinds, {}, plan)
     # The query's own note of a text search (no words; a table without a full-text index) when it
     # still says something once the phrasings are fused.
-    text_note = found[0][1] if not any(lists) or base.text_col not in base.facts.fts_columns else None
-    key = (lambda row: row[ID]) if ID in base.columns else (lambda row: row.get(base.text_col))
+    text_note = ranking.text_note(base) if not any(lists) or base.text_col not in base.facts.fts_columns else None
+    if by_id:
+        entries = _read(base, asks, phrasings.fuse(lists, lambda row_id: row_id))
+    else:
+        key = (lambda row: row[ID]) if ID in base.columns else (lambda row: row.get(base.text_col))
+        entries = phrasings.fuse(lists, key)
     fused = ranking.per_document(
-        phrasings.fuse(lists, key),
+        entries,
         lambda e: ranking.source_of(e.row, base.facts.source_columns),
         base.per_document,
         base.limit,
@@ -208,18 +211,49 @@ def _run_phrasings(
 _POOL = ThreadPoolExecutor(max_workers=phrasings.MAX_PHRASINGS + 1, thread_name_prefix="lancelot-phrasing")
 
 
-def _ranked_rows(
-    ask: ranking.Ask, kind: SearchKind, vector: Sequence[float] | None, plan: Plan
-) -> tuple[list[ranking.Row], str | None]:
-    """One phrasing's rows, best first, before the per-document cap (at most the candidate depth),
-    and a text search's note."""
+def _rankings(
+    asks: list[ranking.Ask], kinds: list[SearchKind], vectors: dict[int, list[float]], plan: Plan
+) -> tuple[list[list[Any]], bool]:
+    """Each phrasing's ranking, best first, at most the candidate depth: row ids when every one can
+    be had without reading rows (True), else rows (the rows of a single search, as it filters them)."""
+    ids = list(_POOL.map(lambda n: _ranked_ids(asks[n], kinds[n], vectors.get(n), plan), range(len(asks))))
+    if all(found is not None for found in ids):
+        return [found or [] for found in ids], True
+    return list(_POOL.map(lambda n: _ranked_rows(asks[n], kinds[n], vectors.get(n), plan), range(len(asks)))), False
+
+
+def _ranked_ids(ask: ranking.Ask, kind: SearchKind, vector: Sequence[float] | None, plan: Plan) -> list[int] | None:
+    """One phrasing's row ids, best first, none of the rows read; None when its ranking needs them."""
+    if ID not in ask.columns or ask.text_col not in ask.facts.fts_columns:
+        return None
     if kind == "text" or vector is None:
-        ranked, _, note = ranking.text_ranked(ask)
-        return [row for row, _ in ranked[: ask.depth]], note
+        return ranking.bm25_ids(ask, ask.depth)
     assert plan.column is not None
     if kind == "hybrid":
-        return [row for row, _, _ in ranking.fused_ranked(ask, vector, plan.column.name)[: ask.depth]], None
-    return ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter), None
+        found = ranking.fused_ids(ask, vector, plan.column.name)
+        return None if found is None else found[: ask.depth]
+    return ask.tbl.nearest_ids(vector, plan.column.name, ask.depth, ask.row_filter)
+
+
+def _ranked_rows(ask: ranking.Ask, kind: SearchKind, vector: Sequence[float] | None, plan: Plan) -> list[ranking.Row]:
+    """One phrasing's rows, best first, before the per-document cap (at most the candidate depth)."""
+    if kind == "text" or vector is None:
+        return [row for row, _ in ranking.text_ranked(ask)[0][: ask.depth]]
+    assert plan.column is not None
+    if kind == "hybrid":
+        return [row for row, _, _ in ranking.fused_ranked(ask, vector, plan.column.name)[: ask.depth]]
+    return ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter)
+
+
+def _read(base: ranking.Ask, asks: list[ranking.Ask], fused: list[phrasings.Fused]) -> list[phrasings.Fused]:
+    """The fused ranking's first rows read at once (its entries hold row ids until then); those that
+    show none of any phrasing's words are left out when others show some, as a single search leaves
+    them out (``ranking.seen_matches``)."""
+    wanted = fused[: base.depth]
+    rows = base.tbl.take([entry.row for entry in wanted], base.columns)
+    entries = [replace(entry, row=rows[entry.row]) for entry in wanted if entry.row in rows]
+    kept = [entry for entry in entries if ranking.is_seen(entry.row, *asks)]
+    return kept or entries
 
 
 def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
@@ -231,9 +265,9 @@ def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
     seen = text_terms(" ".join((text, str(row.get(TITLE) or ""), str(row.get(HEADING) or ""))), asks[0].analysis)
     shares = [len(a.terms & seen) / len(a.terms) if a.terms else 0.0 for a in asks]
     best = max(range(len(asks)), key=lambda n: (shares[n], -n))
-    hit = ranking.hit(row, asks[best], entry.score)
+    hit = ranking.hit(row, asks[best], entry.score, strength=round(shares[best], 2))
     matched = max(matched_share(text, a.words) for a in asks)
-    return replace(hit, matched=round(matched, 3), strength=round(shares[best], 2), found_by=tuple(entry.found_by))
+    return replace(hit, matched=round(matched, 3), found_by=tuple(entry.found_by))
 
 
 def _embed(texts: list[str], plan: Plan, embedding: Embedding) -> list[list[float]]:

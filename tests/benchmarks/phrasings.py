@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--k", type=float, nargs="+", default=[10, 30, 60])
     parser.add_argument("--w0", type=float, nargs="+", default=[1.0, 1.5, 2.0])
     parser.add_argument("--level", nargs="+", default=["chunk", "page"], choices=("chunk", "page"))
+    parser.add_argument("--depth", type=int, default=DEPTH, help=f"chunks of each phrasing fused (at most {DEPTH})")
     parser.add_argument("--save", type=Path, help="write every corpus's lists here (JSON), to reuse with --load")
     parser.add_argument("--load", type=Path, help="lists written by --save instead of searching")
     opts = parser.parse_args()
@@ -145,6 +146,7 @@ def main() -> None:
             print(f"{corpus}: {len(questions)} questions, {mode} search on {db.name}", file=sys.stderr, flush=True)
             lists = ranked_lists(db, questions, mode)
             saved.setdefault(corpus, {}).update({q["id"]: lst for q, lst in zip(questions, lists, strict=True)})
+        lists = [[ranking[: opts.depth] if n else ranking for n, ranking in enumerate(lst)] for lst in lists]
         kinds[corpus] = [q.get("kind") or "?" for q in questions]
         pairs = list(zip(lists, questions, strict=True))
         rows[corpus] = {"query only": [reciprocal(query_only(lst), q["answers"]) for lst, q in pairs]}

@@ -95,12 +95,9 @@ def reply_sizes(replies: list[dict[str, Any]], texts: list[str]) -> dict[str, An
     }
 
 
-async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup: int) -> dict[str, Any]:
-    import mcp
-
-    from lancelot_cli import settings as settings_module
-    from lancelot_cli.engine import Engine
-
+def serve_env(db: Path, config: Path) -> dict[str, str]:
+    """The environment of a measured `lancelot serve` (and of the engine beside it): this checkout,
+    the database, a config folder of its own, no key and none of the caller's Lancelot settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_"))}
     env.update(
         LANCEDB_PATH=str(db),
@@ -108,6 +105,16 @@ async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup
         PYTHONPATH=str(REPO),
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
     )
+    return env
+
+
+async def measure(db: Path, config: Path, queries: list[str], calls: int, warmup: int) -> dict[str, Any]:
+    import mcp
+
+    from lancelot_cli import settings as settings_module
+    from lancelot_cli.engine import Engine
+
+    env = serve_env(db, config)
     engine = Engine(settings_module.load(environ=env), find_key=lambda: None)
     command = lancelot_command()
     params = mcp.StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=env)

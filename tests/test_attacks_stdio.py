@@ -212,6 +212,28 @@ def test_a_cancellation_with_an_odd_request_id_is_ignored(fresh: Raw, request_id
 
 
 @pytest.mark.slow
+def test_a_message_over_the_line_limit_is_refused_with_its_id_and_never_held(raw: Raw) -> None:
+    """One 100 MB line cost the server 3.1 GB of memory (issue 37 #7): a line over 4 MB is read to its
+    end and dropped, answered -32600 with the request's id, and the session goes on."""
+    from lancelot_cli.server.stdin_lines import MAX_LINE
+
+    before = _peak_rss_kib(raw.proc.pid)
+    padding = "x" * (48 * 1024 * 1024)
+    line = json.dumps(call(77, "lancedb_search", {"query": "refund", "queries": [padding]}))
+    assert len(line) > MAX_LINE
+    raw.send_line(line.encode())
+    reply = raw.receive()
+    assert reply["id"] == 77 and reply["error"]["code"] == -32600 and "4 MB" in reply["error"]["message"], reply
+    raw.answers()
+    assert _peak_rss_kib(raw.proc.pid) - before < 200 * 1024, "the line was held in memory"
+
+
+def _peak_rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+
+
+@pytest.mark.slow
 def test_a_call_before_initialize_says_so(fresh: Raw) -> None:
     fresh.send(call(1, "lancedb_version", {}))
     reply = fresh.receive()

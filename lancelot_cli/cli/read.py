@@ -19,7 +19,7 @@ import typer
 
 from lancelot_cli.cli.options import Also, Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.settings import BY_NAME, Settings
 from lancelot_cli.wire import context_from_wire, document_from_wire, search_from_wire, status_from_wire, to_json
@@ -92,6 +92,7 @@ Budget = Annotated[
         "--budget",
         "-b",
         min=MIN_BUDGET,
+        max=MAX_BUDGET,
         metavar="CHARS",
         help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
         show_default=False,

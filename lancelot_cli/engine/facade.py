@@ -16,7 +16,7 @@ from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
 from lancelot_cli.engine.search import Embedder, SearchRequest
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
-from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.mdtext import plain_headings
 from lancelot_cli.models import (
     AgentDocument,
@@ -111,9 +111,10 @@ class Engine:
 
     def _budget(self, context_budget: int | None) -> int:
         budget = self.settings.context_budget if context_budget is None else context_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < MIN_BUDGET:
+        if isinstance(budget, bool) or not isinstance(budget, int) or not MIN_BUDGET <= budget <= MAX_BUDGET:
             raise InvalidArgumentError(
-                f"the context budget must be a whole number of at least {MIN_BUDGET}, got {budget!r}"
+                f"the context budget must be a whole number from {MIN_BUDGET} to {MAX_BUDGET:,} characters, "
+                f"got {echo(str(budget), 40)}"
             )
         return budget
 

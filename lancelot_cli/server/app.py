@@ -15,19 +15,30 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, Prompt, PromptMessage, TextContent, Tool
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    Prompt,
+    PromptMessage,
+    TextContent,
+    Tool,
+)
 from pydantic import ValidationError
 
 from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.models import AgentDocument, language_names
+from lancelot_cli.models import AgentDocument, echo, language_names
 from lancelot_cli.server import collector, tools
 from lancelot_cli.server.metrics import Metrics
+from lancelot_cli.server.replies import MAX_ERROR_CHARS
+from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
-from lancelot_cli.server.tools import MAX_ERROR_CHARS, _capped, _engine_cause, _engine_error, _whole_reply
+from lancelot_cli.server.tools import _engine_cause, _engine_error, _whole_reply
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import (
     display_uri,
@@ -229,12 +240,26 @@ class LancelotServer(MCPServer):
             for a in found
         ]
 
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        """The SDK's, with its errors bounded: "Unknown resource: <uri>" came back with a 1 MB URI
+        whole, in the message and again in the error's data (issue 37). Said as the SDK says it
+        (invalid params for an unknown resource), with the URI cut."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceError as exc:
+            if len(str(exc)) <= MAX_ERROR_CHARS and len(str(uri)) <= MAX_ERROR_CHARS:
+                raise
+            code = INVALID_PARAMS if isinstance(exc, ResourceNotFoundError) else INTERNAL_ERROR
+            raise MCPError(code=code, message=_capped(str(exc)), data={"uri": echo(str(uri), 200)}) from None
+
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         found = {a.name: a for a in await anyio.to_thread.run_sync(self._agents)}
         if name not in found:  # every prompt is a document: none is registered in code
             raise MCPError(
                 code=INVALID_PARAMS,
-                message=f"unknown prompt {name!r}; prompts here: {', '.join(sorted(found)) or 'none'}",
+                message=_capped(
+                    f"unknown prompt {echo(name, 80)!r}; prompts here: {', '.join(sorted(found)) or 'none'}"
+                ),
             )
         text = await anyio.to_thread.run_sync(lambda: self._get_engine().agent_text(found[name].source))
         return GetPromptResult(

@@ -24,6 +24,7 @@ from mcp.types import ResourceLink
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import Hit
+from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.wire import to_json
 
 SCHEME = "lancelot://doc/"
@@ -82,7 +83,7 @@ def register(server: MCPServer, get_engine: Callable[[], Engine]) -> None:
         try:
             return get_engine().document(source, table=table).context
         except LancelotError as exc:
-            raise ResourceError(exc.worded(HINTS)) from exc
+            raise ResourceError(_capped(exc.worded(HINTS))) from exc
 
     @server.resource(
         SEARCH_TEMPLATE,
@@ -105,4 +106,4 @@ def register(server: MCPServer, get_engine: Callable[[], Engine]) -> None:
         try:
             return to_json(get_engine().search(query, table=table, path_prefix=pathPrefix, filters=filters))
         except LancelotError as exc:
-            raise ResourceError(exc.worded(HINTS)) from exc
+            raise ResourceError(_capped(exc.worded(HINTS))) from exc

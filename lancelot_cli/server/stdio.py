@@ -73,10 +73,26 @@ async def serve_session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any =
     At the end of input the session ends only once every request read before it has been answered
     (or ``DRAIN_SECONDS`` have passed): the SDK ends a session when its input closes, cancelling
     the calls still running, so a client that writes its requests and closes stdin lost them."""
+    if stdin is None:  # the process's stdin: read a line at a time, at most MAX_LINE bytes each
+        from lancelot_cli.server.stdin_lines import BoundedLines, claimed_stdin
+
+        with claimed_stdin() as binary:
+            await _session(run, BoundedLines(binary) if binary is not None else None, stdout)
+    else:
+        await _session(run, stdin, stdout)
+
+
+async def _session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any, stdout: Any) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        if hasattr(stdin, "refuse"):  # BoundedLines: a line over the limit is answered, not read
+
+            async def refuse(request_id: Any) -> None:
+                await write_stream.send(_too_long_reply(request_id))
+
+            stdin.refuse = refuse
         send, receive = anyio.create_memory_object_stream[Any](0)
         unanswered = _Unanswered(write_stream)
 
@@ -189,6 +205,19 @@ def _error_reply(exc: Exception) -> Any:
         request_id = _request_id(errors)
     return SessionMessage(
         types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+    )
+
+
+def _too_long_reply(request_id: Any) -> Any:
+    """The JSON-RPC error for a message over ``stdin_lines.MAX_LINE`` bytes (with its id, if found)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    from lancelot_cli.server.stdin_lines import MAX_LINE
+
+    message = f"Invalid Request: a message is at most {MAX_LINE // (1024 * 1024)} MB over stdio; this one was not read"
+    return SessionMessage(
+        types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=INVALID_REQUEST, message=message))
     )
 
 

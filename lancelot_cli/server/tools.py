@@ -17,7 +17,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from lancelot_cli import redact
 from lancelot_cli.engine import Engine
 from lancelot_cli.engine.phrasings import MAX_PHRASINGS
 from lancelot_cli.engine.ranking import PER_DOCUMENT
@@ -27,6 +26,7 @@ from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.server import collector, completions, links
 from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
+from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import SearchReply
 from lancelot_cli.settings import Settings
 from lancelot_cli.wire import to_json, to_wire
@@ -140,15 +140,6 @@ def _engine_error(exc: ToolError, cause: LancelotError) -> CallToolResult:
     """An engine error for a whole-reply caller: the text agents get, and its kind and hint."""
     kind = {"kind": type(cause).__name__, "message": str(cause), "hint": cause.hint}
     return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True, _meta={ERROR_KEY: kind})
-
-
-MAX_ERROR_CHARS = 1000  # an error echoing a 60 KB argument must not come back whole
-
-
-def _capped(text: str) -> str:
-    text = redact.text(text)  # an exception's text may carry a key or a URL's password (issue 37)
-    half = MAX_ERROR_CHARS // 2
-    return text if len(text) <= MAX_ERROR_CHARS else f"{text[:half]} … ({len(text)} characters) … {text[-half:]}"
 
 
 def _run(call: Callable[[], T]) -> T:

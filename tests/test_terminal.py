@@ -138,10 +138,10 @@ def test_status_shows_tables_and_where_settings_come_from(
     out = result.stdout
     reply = json.loads(cli("status", "--db", sample_db, "--json").stdout)
     table = reply["tables"][0]
-    assert re.search(r"table\s+rows\s+full-text index\s+vectors\s+last indexed", out), out
+    assert re.search(r"table\s+rows\s+language\s+full-text index\s+vectors\s+last indexed", out), out
     fts = ", ".join(table["fullTextColumns"])  # text, and the weighted title, heading and path
     assert re.search(
-        rf"^\s*documents\s+{table['rows']}\s+{re.escape(fts)}\s+none\s+{table['updatedAt'][:10]}", out, re.M
+        rf"^\s*documents\s+{table['rows']}\s+en\s+{re.escape(fts)}\s+none\s+{table['updatedAt'][:10]}", out, re.M
     ), out
     assert re.search(rf"^\s*LANCEDB_PATH\s+{re.escape(str(sample_db))}\s+flag\s*$", out, re.M), out
     assert re.search(r"^\s*LANCEDB_DEFAULT_LIMIT\s+7\s+env\s*$", out, re.M), out

@@ -362,12 +362,19 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
             f"[bold]Database[/]  {escape(conn.path or '(not set)')}  [red]{escape(conn.error or 'unavailable')}[/]"
         )
     if reply.tables:
-        table = _grid_table(out, "table", "rows", "full-text index", "vectors", "last indexed")
+        table = _grid_table(out, "table", "rows", "language", "full-text index", "vectors", "last indexed")
         for entry in reply.tables:
             if entry.error is not None:
-                table.add_row(entry.name, "?", Text(entry.error, style="red"), "", "")
+                table.add_row(entry.name, "?", "", Text(entry.error, style="red"), "", "")
                 continue
-            table.add_row(entry.name, str(entry.rows), _fts_cell(entry), _vectors_cell(entry), _when(entry.updated_at))
+            table.add_row(
+                entry.name,
+                str(entry.rows),
+                ", ".join(entry.languages) or "-",  # ISO codes: a narrow column (issue 38)
+                _fts_cell(entry),
+                _vectors_cell(entry),
+                _when(entry.updated_at),
+            )
         out.print()
         _print_table(out, table)
         for entry in reply.tables:

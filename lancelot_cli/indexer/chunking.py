@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lancelot_cli.mdtext import next_fence
+from lancelot_cli.mdtext import atx_heading, next_fence
 
 CHUNK_CHARS = 1200
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -81,9 +81,6 @@ def chunk_lines(text: str, chunks: list[str]) -> list[tuple[int, int] | None]:
     return found
 
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-
-
 def heading_paths(chunks: list[str], title: str) -> list[str]:
     """For each chunk, the headings it sits under: "Doc title > Section > Subsection".
 
@@ -97,11 +94,11 @@ def heading_paths(chunks: list[str], title: str) -> list[str]:
 
     def heading(line: str) -> None:
         nonlocal stack, fence
-        match = _ATX.match(line) if fence is None else None
+        found = atx_heading(line) if fence is None else None
         fence = next_fence(line, fence)
-        if match:
-            level = len(match.group(1))
-            stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, match.group(2).strip())]
+        if found:
+            level, name = found
+            stack = [(lvl, seen) for lvl, seen in stack if lvl < level] + [(level, name.strip())]
 
     for chunk in chunks:
         lines = chunk.split("\n")

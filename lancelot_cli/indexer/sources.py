@@ -26,7 +26,7 @@ from lancelot_cli.indexer.formats import KINDS, PACKAGED, FormatError, read_pack
 from lancelot_cli.indexer.scanning import HTML, MARKDOWN, OUTSIDE_LINK, TEXT, within
 from lancelot_cli.indexer.scanning import scan as scan  # (re-exported: where callers have long found them)
 from lancelot_cli.indexer.scanning import walk as walk
-from lancelot_cli.indexer.titles import clean_title, markdown_title
+from lancelot_cli.indexer.titles import bounded, clean_title, markdown_title
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are skipped (a log, a dump): --max-file-size to change
 
@@ -189,9 +189,8 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         kind, title = "code", rel
     if not text.strip():
         raise SourceError("no text found")
-    return Document(
-        rel, title or path.name, text, digest, kind, frontmatter.columns(meta), tuple(notes), first_line=first_line
-    )
+    title = bounded(title or path.name)  # it goes on every row
+    return Document(rel, title, text, digest, kind, frontmatter.columns(meta), tuple(notes), first_line=first_line)
 
 
 def _packaged(rel: str, raw: bytes, suffix: str, digest: str) -> Document:
@@ -204,7 +203,7 @@ def _packaged(rel: str, raw: bytes, suffix: str, digest: str) -> Document:
         raise SourceError(f"cannot parse {suffix[1:].upper()}: {type(exc).__name__}: {exc}") from None
     if not found.text.strip():
         raise SourceError("no text found")
-    title = clean_title(found.title or "") or Path(rel).name  # a PDF's first bookmark is rarely its title
+    title = bounded(clean_title(found.title or "") or Path(rel).name)  # a PDF's first bookmark is rarely its title
     return Document(rel, title, found.text, digest, KINDS[suffix], notes=found.notes, parts=found.parts)
 
 

@@ -11,11 +11,12 @@ as code in the parsed page before extraction; the rest is undone on the Markdown
 
 from __future__ import annotations
 
+import bisect
 import html as html_lib
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Anchors that generators add next to headings and definitions: Sphinx and MkDocs ("headerlink"),
@@ -29,19 +30,21 @@ PERMALINKS = (
     '|//a[contains(concat(" ", normalize-space(@class), " "), " viewcode-back ")]'
 )
 
-_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_BACKTICKS = re.compile(r"`+")
 # CommonMark: a backslash before ASCII punctuation escapes it. trafilatura escapes some text twice
 # ("MEDIA\\\_ROOT"), so a run of backslashes before punctuation goes as a whole.
 _ESCAPE = re.compile(r"\\+([!-/:-@\[-`{-~])")
-_PILCROW = re.compile(r"[ \t]*¶")
-_TABLE_RULE = re.compile(r"^\s*\|?[\s|:\-]*-[\s|:\-]*$")
+# A table's rule row (|---|:--:|) holds nothing else; a "-" is checked apart (see _table_rule).
+_RULE_CHARACTERS = re.compile(r"[\s|:\-]*")
 _EMPTY_CELLS = re.compile(r"\|(?:[ \t]*\|)+")
 
 
 # lxml refuses a str that declares its encoding (every DocBook page: '<?xml ... encoding="UTF-8"?>').
 _XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+# One without its "?>": libxml2 reads it to the first ">" and is quadratic in the blanks on the
+# way (libxml2 2.14: 64 KB of them took 3.5 s, 128 KB 13 s), so it gets there at once.
+_OPEN_XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*")
 
 
 def parse(html: str) -> tuple[str, Any, bool]:
@@ -49,7 +52,9 @@ def parse(html: str) -> tuple[str, Any, bool]:
     it nests elements deeper than the parser keeps)."""
     from lxml import html as lxml_html
 
-    html = _XML_DECLARATION.sub("", html, count=1)
+    html, declared = _XML_DECLARATION.subn("", html, count=1)
+    if not declared:
+        html = _OPEN_XML_DECLARATION.sub("<?xml", html, count=1)
     try:
         parser = lxml_html.HTMLParser()
         tree = lxml_html.fromstring(html, parser=parser)
@@ -90,7 +95,7 @@ def clean_markdown(text: str, headings: set[str] | None = None) -> str:
     them is a comment of code that extraction flattened into prose: it is indented so that it
     reads as code, not as a heading (so is an escaped "\\# ..." line).
     """
-    from lancelot_cli.mdtext import next_fence
+    from lancelot_cli.mdtext import atx_heading, next_fence
 
     out = []
     fence: str | None = None
@@ -100,52 +105,152 @@ def clean_markdown(text: str, headings: set[str] | None = None) -> str:
             out.append(line)
             continue
         if line.lstrip().startswith("|"):
-            if _TABLE_RULE.match(line):
+            if _table_rule(line):
                 continue  # the |---|---| rule row carries no text
             line = _EMPTY_CELLS.sub("|", line).strip()
             if line.strip("| \t") == "":
                 continue
         cleaned = _outside_code(line)
-        atx = _ATX.match(cleaned)
+        atx = atx_heading(cleaned, closed=False)
         # "\# comment" was escaped as text: unescaped, it must not become a heading either.
-        if atx and (not _ATX.match(line) or (headings is not None and _heading_key(atx.group(1)) not in headings)):
+        unescaped = atx and atx_heading(line, closed=False) is None
+        if atx and (unescaped or (headings is not None and _heading_key(atx[1]) not in headings)):
             cleaned = f"    {cleaned.lstrip()}"
         out.append(cleaned)
     return "\n".join(out)
 
 
+def _table_rule(line: str) -> bool:
+    """Whether ``line`` is a table's rule row: blanks, "|", ":" and at least one "-". (The pattern
+    ``^\\s*\\|?[\\s|:\\-]*-[\\s|:\\-]*$`` tried every "-" of a long rule followed by other text,
+    each to the line's end: quadratic, 18.5 -> 77.6 s for 64 -> 128 KB.)"""
+    return "-" in line and _RULE_CHARACTERS.fullmatch(line) is not None
+
+
 def _outside_code(line: str) -> str:
     parts = []
     last = 0
-    for span in _CODE_SPAN.finditer(line):
-        parts.append(_prose(line[last : span.start()]))
-        parts.append(span.group(0))
-        last = span.end()
+    for start, end in _code_spans(line):
+        parts.append(_prose(line[last:start]))
+        parts.append(line[start:end])
+        last = end
     parts.append(_prose(line[last:]))
     return "".join(parts)
 
 
+def _code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each code span of ``line``, as ``re.finditer`` with ``(`+)(?:.+?)\\1`` (DOTALL)
+    found them, from the line's runs of backticks rather than by that pattern.
+
+    At the first backtick not yet in a span (a run of k from there), the pattern tried k, k - 1,
+    ... 1 backticks as the opening, each read to the next run as long: quadratic on a long run
+    before long text (64 KB took 212 s, 128 KB over 5 minutes). The length it settles on is the
+    longest that occurs again at least one character after the opening: inside the run itself
+    (2j + 1 <= k) or in a later run at least that long; the span ends at the first such place.
+    """
+    runs = [(run.start(), run.end()) for run in _BACKTICKS.finditer(line)]
+    longest_after = [0] * (len(runs) + 1)  # the longest run from index i on
+    for i in range(len(runs) - 1, -1, -1):
+        longest_after[i] = max(runs[i][1] - runs[i][0], longest_after[i + 1])
+    at, i = 0, 0
+    while i < len(runs):
+        if runs[i][1] <= at:
+            i += 1
+            continue
+        start = max(runs[i][0], at)
+        k = runs[i][1] - start
+        length = max(min(k, longest_after[i + 1]), (k - 1) // 2)
+        if length == 0:  # one or two backticks and none after: no span here or later
+            return
+        if 2 * length + 1 <= k:
+            at = start + 2 * length + 1  # the run holds the opening, a backtick and the closing
+        else:
+            j = i + 1
+            while runs[j][1] - runs[j][0] < length:
+                j += 1
+            at = runs[j][0] + length
+        yield start, at
+
+
 def _prose(text: str) -> str:
-    return _ESCAPE.sub(r"\1", _PILCROW.sub("", text))
+    return _ESCAPE.sub(r"\1", _without_pilcrows(text) if "¶" in text else text)
+
+
+def _without_pilcrows(text: str) -> str:
+    """``text`` without "¶" marks and the blanks before each, as ``re.sub(r"[ \\t]*¶", "", text)``
+    did, which started again at every blank of a long run (quadratic: 2.2 -> 8.4 s for 64 -> 128 KB)."""
+    pieces = text.split("¶")
+    return "".join([piece.rstrip(" \t") for piece in pieces[:-1]] + pieces[-1:])
 
 
 # reST roles (":mod:`os`", ":py:func:`~x.y`") and Markdown/reST inline code and emphasis in titles.
-_ROLE = re.compile(r":(?:[\w.+-]+:)+`~?([^`]*)`")
+# A run of role names without the code after it is matched too, and left as it is: otherwise each
+# of its colons started the run again (quadratic: 15 -> 63 s for 64 -> 128 KB of ":a"). The loop
+# is possessive, which changes nothing:
+# a name never ends where a backtick could follow.
+_ROLE = re.compile(r":(?:[\w.+-]++:)++(?:`~?([^`]*)`)?")
 _TICKS = re.compile(r"`+([^`]*?)`+")
-_EMPHASIS = re.compile(r"(?<!\w)(\*\*|\*|__)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+# Emphasis (**bold**, *italic*, __bold__): where one may open, and where each delimiter may close it.
+_EMPHASIS_OPEN = re.compile(r"(?<!\w)(?:\*|__)")
+_NOT_BLANK = re.compile(r"\S")
+_NEWLINE = re.compile(r"\n")
+_EMPHASIS_CLOSE = {
+    delimiter: re.compile(rf"(?<=\S)(?={re.escape(delimiter)}(?!\w))") for delimiter in ("**", "*", "__")
+}
 
 
 def strip_title_markup(title: str) -> str:
     """ "The :mod:`os` module" -> "The os module"; "``json`` -- JSON" -> "json -- JSON"."""
-    title = _ROLE.sub(r"\1", title)
+    title = _ROLE.sub(_role_text, title)
     title = _TICKS.sub(r"\1", title)
-    return _EMPHASIS.sub(r"\2", title)
+    return _without_emphasis(title) if "*" in title or "__" in title else title
+
+
+def _role_text(match: re.Match[str]) -> str:
+    return match.group(1) if match.group(1) is not None else match.group(0)
+
+
+def _without_emphasis(title: str) -> str:
+    """``title`` with each emphasis replaced by its text, as ``re.sub`` with
+    ``(?<!\\w)(\\*\\*|\\*|__)(?=\\S)(.+?)(?<=\\S)\\1(?!\\w)`` did: at each place one may open,
+    "**", "*" then "__" is tried, each closed by the first place after at least one character, on
+    the same line, where it may close. Those places are found once, beforehand; the pattern looked
+    for them again from every opening (quadratic: 64 KB of "(*a" took 11 s, 128 KB 45 s)."""
+    closes = {delimiter: [m.start() for m in pattern.finditer(title)] for delimiter, pattern in _EMPHASIS_CLOSE.items()}
+    newlines = [m.start() for m in _NEWLINE.finditer(title)]  # an emphasis never spans two lines
+    out, done, at = [], 0, 0
+    while (opening := _EMPHASIS_OPEN.search(title, at)) is not None:
+        start = opening.start()
+        for delimiter in ("**", "*", "__"):
+            end = _emphasis_end(title, start, delimiter, closes[delimiter], newlines)
+            if end is not None:
+                out += [title[done:start], title[start + len(delimiter) : end]]
+                done = at = end + len(delimiter)
+                break
+        else:
+            at = start + 1
+    return "".join([*out, title[done:]])
+
+
+def _emphasis_end(title: str, start: int, delimiter: str, closes: list[int], newlines: list[int]) -> int | None:
+    """Where the emphasis that ``delimiter`` opens at ``start`` closes, or None."""
+    inside = start + len(delimiter)
+    if not title.startswith(delimiter, start) or not _NOT_BLANK.match(title, inside):
+        return None
+    at = bisect.bisect_left(closes, inside + 1)
+    line_end = bisect.bisect_left(newlines, inside)
+    if at == len(closes) or (line_end < len(newlines) and newlines[line_end] < closes[at]):
+        return None
+    return closes[at]
 
 
 # What separates a page's own title from the site's name in <title>: "Page — Django 4.2 documentation".
 _SEPARATOR = re.compile(r"\s+(?:[—–|·»:-]|::|&#8212;)\s+")
 MIN_PAGES = 5
 SHARE = 0.6
+# A site's name is short; a title of 16 KB of " - " would otherwise add every one of its thousands
+# of endings, each kilobytes long, to the count (quadratic in the title, per page).
+MAX_SUFFIX = 256
 
 
 def common_suffix(titles: Iterable[str]) -> str | None:
@@ -158,7 +263,8 @@ def common_suffix(titles: Iterable[str]) -> str | None:
     for title in titles:
         seen = set()
         for match in _SEPARATOR.finditer(title):
-            seen.add(title[match.start() :])
+            if len(title) - match.start() <= MAX_SUFFIX:
+                seen.add(title[match.start() :])
         ends.update(seen)
     if not ends:
         return None
@@ -173,6 +279,7 @@ def strip_suffix(title: str, suffix: str | None) -> str:
     return title
 
 
+_TITLE_OPEN = re.compile(rb"<title", re.I)
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 
 
@@ -183,7 +290,10 @@ def quick_title(path: str) -> str:
             head = f.read(16384)
     except OSError:
         return ""
-    found = _TITLE.search(head)
+    # Only the first "<title" is tried: if the pattern fails there (no ">", or no "</title" after
+    # it), it fails at every later one too, and searching for it read on from each (quadratic).
+    opening = _TITLE_OPEN.search(head)
+    found = _TITLE.match(head, opening.start()) if opening else None
     if not found:
         return ""
     return " ".join(html_lib.unescape(found.group(1).decode("utf-8", "replace")).split())

@@ -1,7 +1,8 @@
-"""Attack figures (issue 16): hostile input against real `lancelot serve` processes on 127.0.0.1.
+"""Attack figures (issue 16): hostile input against real `lancelot serve` processes on 127.0.0.1,
+and hostile documents against real `lancelot index` processes (issue 37).
 
 Run from the repository root:
-    python tests/benchmarks/attacks.py [--concurrent 1000] [--slow 200]
+    python tests/benchmarks/attacks.py [--concurrent 1000] [--slow 200] [--only index]
 
 Families (each bounded in count; every wait has a timeout):
 
@@ -21,6 +22,15 @@ Families (each bounded in count; every wait has a timeout):
   nothing, against a server with 2 s timeouts; a failure: still open 4 s after its deadline, or a
   legitimate request made meanwhile that is not served within 5 s.
 * database unchanged: every file of the database hashed before and after all families.
+* cleaning (index): one document per text-cleaning pass that was quadratic or worse
+  (tests/support/hostile_pages.py, --cleaning-size bytes each), indexed beside an ordinary page
+  by its own `lancelot index` with --cleaning-limit seconds. A failure: over the limit, a non-zero
+  exit, or either page missing from the table.
+* cleaning (index --watch): a watcher given all those documents at once, then an ordinary page; a
+  failure: a document not in the table --cleaning-limit seconds later.
+* file names on a terminal (index): a file named with an escape sequence, Rich markup or a bidi
+  override, indexed on a pseudo-terminal; a failure: one of its sequences reaches the terminal, a
+  MarkupError or traceback, or a non-zero exit.
 
 Prints one Markdown table (family, attempts, failures, seconds).
 """
@@ -28,6 +38,7 @@ Prints one Markdown table (family, attempts, failures, seconds).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import http.client
 import json
@@ -48,6 +59,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env  # noqa: E402
+from tests.support import hostile_pages  # noqa: E402
+from tests.support.terminal import read_all  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
 TIMEOUT = 30.0
@@ -550,6 +563,133 @@ def hash_tree(root: Path) -> dict[str, str]:
     }
 
 
+# -- `lancelot index` on hostile documents and file names (issue 37) ---------------------------------
+
+FINE = "# Fine\n\nAn ordinary page about refunds.\n"
+
+
+def indexed_paths(db: Path) -> set[str]:
+    """The paths in the table of ``db`` (none while it is not written yet)."""
+    import lancedb
+
+    try:
+        return {row["path"] for row in lancedb.connect(db).open_table("documents").to_arrow().to_pylist()}
+    except Exception:  # noqa: BLE001 - not there yet, or being written
+        return set()
+
+
+def index_within(src: Path, db: Path, env: dict[str, str], limit: float) -> bool:
+    """Whether `lancelot index SRC DB` exits 0 within ``limit`` seconds (killed otherwise)."""
+    try:
+        done = subprocess.run(
+            [*lancelot_command(), "index", str(src), str(db), "--no-embed"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
+
+
+def cleaning(work: Path, size: int, limit: float) -> tuple[int, int]:
+    """One hostile document beside an ordinary page per run (see the module doc)."""
+    env = subprocess_env(LANCELOT_CONFIG_DIR=str(work / "cfg-cleaning"))
+    pages = hostile_pages.pages(size)
+    failures = 0
+    for n, (name, text) in enumerate(pages.items()):
+        src, db = work / f"cleaning-{n}", work / f"cleaning-{n}-db"
+        src.mkdir()
+        (src / name).write_text(text, encoding="utf-8")
+        (src / "fine.md").write_text(FINE, encoding="utf-8")
+        done = index_within(src, db, env, limit) and indexed_paths(db) >= {name, "fine.md"}
+        failures += not done
+        print(f"    {name}: {'ok' if done else 'FAILED'}", file=sys.stderr)
+        shutil.rmtree(src)
+        shutil.rmtree(db, ignore_errors=True)
+    return len(pages), failures
+
+
+def cleaning_watch(work: Path, size: int, limit: float) -> tuple[int, int]:
+    """A watcher given every hostile document at once, then an ordinary page (see the module doc)."""
+    import signal
+
+    src, db = work / "watched", work / "watched-db"
+    src.mkdir()
+    (src / "fine.md").write_text(FINE, encoding="utf-8")
+    wanted = {*hostile_pages.pages(size), "later.md"}
+    watcher = subprocess.Popen(
+        [*lancelot_command(), "index", str(src), str(db), "--no-embed", "--watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=subprocess_env(LANCELOT_CONFIG_DIR=str(work / "cfg-watch")),
+    )
+    try:
+        if not _wait(lambda: "fine.md" in indexed_paths(db), 60):
+            return len(wanted), len(wanted)
+        hostile_pages.write(src, size)
+        (src / "later.md").write_text(FINE, encoding="utf-8")
+        _wait(lambda: indexed_paths(db) >= wanted, limit)
+        return len(wanted), len(wanted - indexed_paths(db))
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            watcher.wait(timeout=15)
+        watcher.kill()  # one stuck in a pass (nothing once it has stopped)
+        watcher.wait()
+
+
+def _wait(condition: Any, seconds: float) -> bool:
+    """Whether ``condition()`` holds within ``seconds`` (asked every quarter second)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return bool(condition())
+
+
+# A name each; the sequences of it that must not reach the terminal (the bar shows the last 40
+# characters of a name: the last two hide their sequence there).
+TERMINAL_NAMES = [
+    ("a\x1b]0;PWNED\x07\x1b[2J.md", ("\x1b]0;", "\x1b[2J", "\x07")),
+    ("[link=mailto:x@evil.example]a.md", ("\x1b]8;",)),
+    ("x[/bold].md", ()),  # a folder "x[" holding "bold].md": a closing tag with nothing open
+    ("\u202eevil.md", ("\u202e",)),
+    ("y" * 30 + "\x1b]0;PWNED\x07.md", ("\x1b]0;", "\x07")),
+    ("z" * 35 + "[/x].md", ()),
+]
+
+
+def names_on_terminal(work: Path, limit: float) -> tuple[int, int]:
+    """Each of TERMINAL_NAMES, the only file of a folder, indexed on a pseudo-terminal."""
+    import pty
+
+    failures = 0
+    for n, (name, sequences) in enumerate(TERMINAL_NAMES):
+        src = work / f"names-{n}"
+        (src / name).parent.mkdir(parents=True)
+        (src / name).write_text(FINE, encoding="utf-8")
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [*lancelot_command(), "index", str(src), str(work / f"names-{n}-db"), "--no-embed"],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            env=subprocess_env(TERM="xterm-256color", COLUMNS="160", LANCELOT_CONFIG_DIR=str(work / "cfg-names")),
+        )
+        os.close(follower)
+        output = read_all(leader).decode("utf-8", "replace")
+        os.close(leader)
+        try:
+            code = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        bad = code != 0 or "MarkupError" in output or "Traceback" in output
+        failures += bad or any(sequence in output for sequence in sequences)
+    return len(TERMINAL_NAMES), failures
+
+
 # -- main --------------------------------------------------------------------------------------------
 
 
@@ -564,10 +704,13 @@ def main() -> None:
         help="connections per slow-client family (the server's cap is 256 open connections)",
     )
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds to wait for one reply")
+    parser.add_argument("--cleaning-size", type=int, default=hostile_pages.SIZE, help="bytes of each hostile document")
+    parser.add_argument(
+        "--cleaning-limit", type=float, default=60.0, help="seconds one `lancelot index` of a hostile document may take"
+    )
+    parser.add_argument("--only", choices=("serve", "index"), help="run the families of one command (default: both)")
     args = parser.parse_args()
     TIMEOUT = args.timeout
-
-    from lancelot_cli.indexer import index_folder
 
     work = Path(tempfile.mkdtemp(prefix="lancelot-attacks-"))
     rows: list[tuple[str, int, int, float]] = []
@@ -579,49 +722,12 @@ def main() -> None:
         print(f"  {name}: {attempts} attempts, {failures} failures", file=sys.stderr)
 
     try:
-        docs = work / "docs"
-        shutil.copytree(SAMPLE_DOCS, docs)
-        (docs / "tagged.md").write_text("---\ntags: [a, b]\nkind: adr\n---\n# Refunds\n\nThe refund policy.\n")
-        db = work / "db"
-        index_folder(docs, str(db))
-        before = hash_tree(db)
-        cases = bad_arguments()
-
-        stdio = Stdio(db, work / "cfg")
-        try:
-            stdio.initialize()
-            run("bad arguments (stdio)", bad_args_stdio, stdio, cases)
-            run("protocol abuse (stdio)", protocol_stdio, stdio)
-            run("nested JSON (stdio)", nested_stdio, stdio)
-            run("concurrent searches (stdio)", concurrent_stdio, stdio, args.concurrent)
-        finally:
-            stdio.stop()
-        run("call before initialize (stdio)", pre_initialize, db, work / "cfg")
-
-        served = Http(db, work / "cfg")
-        try:
-            run("bad arguments (http)", bad_args_http, served, cases)
-            run("http status cases", http_status, served)
-            run("nested JSON (http)", nested_http, served)
-            run("content types (http)", content_types, served)
-            run("concurrent searches (http)", concurrent_http, served, args.concurrent)
-        finally:
-            served.stop()
-
-        slow = Http(
-            db,
-            work / "cfg",
-            LANCELOT_HTTP_HEADER_TIMEOUT="2",
-            LANCELOT_HTTP_BODY_TIMEOUT="2",
-            LANCELOT_HTTP_IDLE_TIMEOUT="2",
-        )
-        try:
-            for name, (attempts, failures, seconds) in slow_clients(slow, args.slow, 2.0).items():
-                rows.append((f"{name} (http)", attempts, failures, seconds))
-        finally:
-            slow.stop()
-        changed = sum(1 for k, v in hash_tree(db).items() if before.get(k) != v) + len(set(before) - set(hash_tree(db)))
-        rows.append(("database files changed", len(before), changed, 0.0))
+        if args.only != "serve":
+            run("cleaning (index)", cleaning, work, args.cleaning_size, args.cleaning_limit)
+            run("cleaning (index --watch)", cleaning_watch, work, args.cleaning_size, args.cleaning_limit)
+            run("file names on a terminal (index)", names_on_terminal, work, args.cleaning_limit)
+        if args.only != "index":
+            serve_families(work, args, run, rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -630,6 +736,55 @@ def main() -> None:
     for name, attempts, failures, seconds in rows:
         print(f"| {name} | {attempts} | {failures} | {seconds:.1f} |")
     print(f"| **total** | {sum(r[1] for r in rows)} | {sum(r[2] for r in rows)} | {sum(r[3] for r in rows):.1f} |")
+
+
+def serve_families(work: Path, args: Any, run: Any, rows: list[tuple[str, int, int, float]]) -> None:
+    """The families against `lancelot serve` (stdio and HTTP) over an indexed copy of the samples."""
+    from lancelot_cli.indexer import index_folder
+
+    docs = work / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    (docs / "tagged.md").write_text("---\ntags: [a, b]\nkind: adr\n---\n# Refunds\n\nThe refund policy.\n")
+    db = work / "db"
+    index_folder(docs, str(db))
+    before = hash_tree(db)
+    cases = bad_arguments()
+
+    stdio = Stdio(db, work / "cfg")
+    try:
+        stdio.initialize()
+        run("bad arguments (stdio)", bad_args_stdio, stdio, cases)
+        run("protocol abuse (stdio)", protocol_stdio, stdio)
+        run("nested JSON (stdio)", nested_stdio, stdio)
+        run("concurrent searches (stdio)", concurrent_stdio, stdio, args.concurrent)
+    finally:
+        stdio.stop()
+    run("call before initialize (stdio)", pre_initialize, db, work / "cfg")
+
+    served = Http(db, work / "cfg")
+    try:
+        run("bad arguments (http)", bad_args_http, served, cases)
+        run("http status cases", http_status, served)
+        run("nested JSON (http)", nested_http, served)
+        run("content types (http)", content_types, served)
+        run("concurrent searches (http)", concurrent_http, served, args.concurrent)
+    finally:
+        served.stop()
+
+    slow = Http(
+        db,
+        work / "cfg",
+        LANCELOT_HTTP_HEADER_TIMEOUT="2",
+        LANCELOT_HTTP_BODY_TIMEOUT="2",
+        LANCELOT_HTTP_IDLE_TIMEOUT="2",
+    )
+    try:
+        for name, (attempts, failures, seconds) in slow_clients(slow, args.slow, 2.0).items():
+            rows.append((f"{name} (http)", attempts, failures, seconds))
+    finally:
+        slow.stop()
+    changed = sum(1 for k, v in hash_tree(db).items() if before.get(k) != v) + len(set(before) - set(hash_tree(db)))
+    rows.append(("database files changed", len(before), changed, 0.0))
 
 
 if __name__ == "__main__":

@@ -390,7 +390,7 @@ def main() -> None:
     parser.add_argument(
         "--phrasings",
         action="store_true",
-        help="send each question's \"queries\" (other phrasings, written by a separate model) with it",
+        help='send each question\'s "queries" (other phrasings, written by a separate model) with it',
     )
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="compare two results files")
     parser.add_argument("--list-heldout", action="store_true", help="with --compare: list moved heldout questions too")
@@ -413,7 +413,7 @@ def main() -> None:
 
             phrasings = [list(q.get("queries", [])) for q in questions] if opts.phrasings else None
             if phrasings is not None and not any(phrasings):
-                raise SystemExit(f"--phrasings: {opts.questions} has no \"queries\" (other phrasings) to send")
+                raise SystemExit(f'--phrasings: {opts.questions} has no "queries" (other phrasings) to send')
             replies = anyio.run(search_serve, root, env, index["db"], queries, phrasings)
         else:
             replies = []

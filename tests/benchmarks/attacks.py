@@ -18,6 +18,14 @@ Families (each bounded in count; every wait has a timeout):
 * nested JSON (http, stdio): `{"a":` and `[` nested 2 to 5,000 deep; over 64 must be 400 / -32700.
 * content types: media types that must be served (200) or refused (415).
 * concurrent searches (http, stdio): --concurrent searches from 32 threads / pipelined on one pipe.
+* crafted bodies (http, issue 37): 64 KB bodies that a scan before the JSON parser could stall on;
+  a failure: not a 400, or an ordinary call made meanwhile not answered within 2 s.
+* odd cancellations (stdio, issue 37): `notifications/cancelled` whose requestId is an object, a
+  list, null, a float...; a failure: the server stops answering.
+* oversized lines (stdio, issue 37): 5, 20 and 64 MB lines; a failure: no -32600 with the id, or no
+  answer to a ping after.
+* echo bounds (stdio, issue 37): a 1 MB resource URI or prompt name, a 100 MB context budget; a
+  failure: a reply over 2,000 characters or none.
 * slowloris / stalled body / silent: --slow connections that trickle headers, stall mid-body or send
   nothing, against a server with 2 s timeouts; a failure: still open 4 s after its deadline, or a
   legitimate request made meanwhile that is not served within 5 s.
@@ -210,7 +218,8 @@ class Stdio:
 
     def stop(self) -> None:
         if self.proc.stdin:
-            self.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -507,6 +516,89 @@ def concurrent_stdio(server: Stdio, count: int) -> tuple[int, int]:
     return count, count - len(seen & {f"c{n}" for n in range(count)})
 
 
+CRAFTED_BODIES = {  # 64 KB each: a scan before the JSON parser that is not linear stalls on them (issue 37)
+    "escaped quotes, unterminated": b'"' + b'\\"' * 32_700,
+    "escaped quotes in an object": b'{"a":"' + b'\\"' * 32_700,
+    "backslashes, unterminated": b'"' + b"\\\\" * 32_700,
+    "quotes and brackets": b'["' + b'\\"[' * 21_800,
+    "brackets": b"[" * 65_000,
+}
+
+
+def crafted_bodies(server: Http) -> tuple[int, int]:
+    """Each crafted body must be a 400 at once, and an ordinary call made meanwhile answered within 2 s."""
+    failures = 0
+    with ThreadPoolExecutor(2) as pool:
+        for body in CRAFTED_BODIES.values():
+            attack = pool.submit(server.post, body)
+            time.sleep(0.3)  # the crafted body is in the server before the ordinary call
+            started = time.monotonic()
+            status, _ = server.post(json.dumps(rpc("lancedb_version", {})).encode())
+            waited = time.monotonic() - started
+            failures += status != 200 or waited > 2.0 or attack.result()[0] != 400
+    return len(CRAFTED_BODIES), failures
+
+
+ODD_REQUEST_IDS: list[Any] = [{}, [], [1], {"a": 1}, None, 1.5, True, "x" * 10_000]
+
+
+def odd_cancellations(db: Path, config: Path) -> tuple[int, int]:
+    """`notifications/cancelled` with a requestId of any JSON type, to a new server before and after
+    `initialize`: it must still answer a ping."""
+    failures = 0
+    for request_id in ODD_REQUEST_IDS:
+        server = Stdio(db, config)
+        try:
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+            server.send(cancel)
+            server.initialize()
+            server.send(cancel)
+            failures += not server.alive()
+        except BrokenPipeError:  # the server ended
+            failures += 1
+        finally:
+            server.stop()
+    return len(ODD_REQUEST_IDS), failures
+
+
+def oversized_lines(server: Stdio) -> tuple[int, int]:
+    """Lines of 5, 20 and 64 MB: each answered -32600 with its id (never read whole), then a ping."""
+    failures = 0
+    sizes = (5, 20, 64)
+    for n, megabytes in enumerate(sizes):
+        padding = "x" * (megabytes * 1024 * 1024)
+        server.send(rpc("lancedb_search", {"query": "refund", "queries": [padding]}, f"big-{n}"))
+        reply = server.reply_to(f"big-{n}")
+        ok = isinstance(reply, dict) and reply.get("error", {}).get("code") == -32600
+        failures += not ok or not server.alive()
+    return len(sizes), failures
+
+
+def echo_bounds(server: Stdio) -> tuple[int, int]:
+    """A 1 MB resource URI or prompt name and a 100 MB context budget: each reply under 2,000
+    characters (an error), the server still answering."""
+    huge = "a" * 1_000_000
+    calls = [
+        {"method": "resources/read", "params": {"uri": "lancelot://documents/" + huge}},
+        {"method": "resources/read", "params": {"uri": "lancelot://nothing/" + huge}},
+        {"method": "prompts/get", "params": {"name": huge}},
+        {
+            "method": "tools/call",
+            "params": {"name": "lancedb_query", "arguments": {"question": "refund", "contextBudget": 10**8}},
+        },
+        {
+            "method": "tools/call",
+            "params": {"name": "lancedb_document", "arguments": {"source": "faq.txt", "contextBudget": 10**8}},
+        },
+    ]
+    failures = 0
+    for n, call in enumerate(calls):
+        server.send({"jsonrpc": "2.0", "id": f"echo-{n}", **call})
+        reply = server.reply_to(f"echo-{n}")
+        failures += not isinstance(reply, dict) or len(json.dumps(reply)) > 2000 or not server.alive()
+    return len(calls), failures
+
+
 def slow_clients(server: Http, count: int, deadline: float) -> dict[str, tuple[int, int, float]]:
     """Slowloris, a stalled body and silent connections, with legitimate requests in between."""
     port = server.port
@@ -757,9 +849,12 @@ def serve_families(work: Path, args: Any, run: Any, rows: list[tuple[str, int, i
         run("protocol abuse (stdio)", protocol_stdio, stdio)
         run("nested JSON (stdio)", nested_stdio, stdio)
         run("concurrent searches (stdio)", concurrent_stdio, stdio, args.concurrent)
+        run("oversized lines (stdio)", oversized_lines, stdio)
+        run("echo bounds (stdio)", echo_bounds, stdio)
     finally:
         stdio.stop()
     run("call before initialize (stdio)", pre_initialize, db, work / "cfg")
+    run("odd cancellations (stdio)", odd_cancellations, db, work / "cfg")
 
     served = Http(db, work / "cfg")
     try:
@@ -768,6 +863,7 @@ def serve_families(work: Path, args: Any, run: Any, rows: list[tuple[str, int, i
         run("nested JSON (http)", nested_http, served)
         run("content types (http)", content_types, served)
         run("concurrent searches (http)", concurrent_http, served, args.concurrent)
+        run("crafted bodies (http)", crafted_bodies, served)
     finally:
         served.stop()
 

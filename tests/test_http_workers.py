@@ -22,7 +22,7 @@ from mcp import Client
 
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.servers import Served, free_port, spawn_serve
-from tests.test_http import SHORT, _closed_after, _head, assert_error, assert_tool_reply, request, rpc
+from tests.test_http import _closed_after, _head, assert_error, assert_tool_reply, request, rpc
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,11 @@ def start(tmp_path: Path, db: Path, *args: str, **env: str) -> Served:
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory: pytest.TempPathFactory, sample_db: Path) -> Any:
     tmp = tmp_path_factory.mktemp("http-workers")
-    served = start(tmp, sample_db, "--workers", "2", "--metrics-log", str(tmp / "metrics.jsonl"), **SHORT)
+    # A header deadline short enough to test, but no 1 s idle limit: on a loaded CI machine an SDK
+    # client's kept-alive connection sat idle over 1 s between two requests and was closed as the
+    # next one went out (ReadError).
+    limits = {"LANCELOT_HTTP_HEADER_TIMEOUT": "2", "LANCELOT_HTTP_BODY_TIMEOUT": "2"}
+    served = start(tmp, sample_db, "--workers", "2", "--metrics-log", str(tmp / "metrics.jsonl"), **limits)
     try:
         served.workers = workers_of(served, 2)  # type: ignore[attr-defined]
         served.metrics = tmp / "metrics.jsonl"  # type: ignore[attr-defined]
@@ -116,7 +120,10 @@ async def _one_client(url: str, query: str) -> int:
 async def test_concurrent_sdk_clients_are_served_by_distinct_workers(two_workers: Any) -> None:
     seen: set[int] = set()
     for _ in range(10):  # connections go to whichever worker accepts first: a few rounds see both
-        pids = await asyncio.gather(*(_one_client(two_workers.url, q) for q in ["refund", "gift cards"] * 4))
+        try:
+            pids = await asyncio.gather(*(_one_client(two_workers.url, q) for q in ["refund", "gift cards"] * 4))
+        except Exception as exc:  # say what the server said (a killed worker, a closed connection)
+            pytest.fail(f"{exc!r}\n{two_workers.stderr}")
         seen.update(pids)
         if len(seen) == 2:
             break
@@ -139,9 +146,9 @@ def test_the_guard_rules_hold_in_a_worker(two_workers: Any) -> None:
 
 
 def test_the_header_deadline_holds_in_a_worker(two_workers: Any) -> None:
-    """The protocol's limits come from the Config pickled into the worker (LANCELOT_HTTP_HEADER_TIMEOUT=1)."""
+    """The protocol's limits come from the Config pickled into the worker (LANCELOT_HTTP_HEADER_TIMEOUT=2)."""
     with socket.create_connection(("127.0.0.1", two_workers.port), timeout=5) as sock:
-        received = _closed_after(sock, 4.0, trickle=_head(two_workers.port)[:-4])
+        received = _closed_after(sock, 8.0, trickle=_head(two_workers.port)[:-4])
     assert received.startswith(b"HTTP/1.1 408"), received
 
 

@@ -389,10 +389,10 @@ def run_http(
         SignalStopServer(GuardedConfig(app, **options)).run(sockets=sockets)
         return
     from lancelot_cli.errors import LancelotError
-    from lancelot_cli.server.workers import ACCEPT_BATCH, Supervisor, malloc_environ
+    from lancelot_cli.server.workers import ACCEPT_BATCH, HEALTHCHECK_SECONDS, Supervisor, malloc_environ
 
     # asyncio's loop, whose accept batch is the backlog: see server.workers
-    options.update(backlog=ACCEPT_BATCH, loop="asyncio")
+    options.update(backlog=ACCEPT_BATCH, loop="asyncio", timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
 
     os.environ.update(malloc_environ(os.environ))  # read by each worker's glibc as it starts
     factory = AppFactory(settings, host, port, metrics_log, os.getpid())

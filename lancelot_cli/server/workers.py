@@ -39,6 +39,10 @@ from lancelot_cli.server.memory import SETTINGS
 
 BACKLOG = 2048  # the listen queue (uvicorn's default)
 ACCEPT_BATCH = 1  # connections a worker accepts per turn of its event loop
+# uvicorn kills a worker whose ping thread does not answer within this, and its requests in flight
+# with it (issue 37 #1 saw that happen); its default, 5 s, is short for a worker busy importing and
+# opening tables on a loaded 2-core machine with coverage on (the CI run that lost a request)
+HEALTHCHECK_SECONDS = 30
 STARTUP_SECONDS = 120.0  # for every worker to import the server and answer "started"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 

@@ -122,7 +122,7 @@ async def test_concurrent_sdk_clients_are_served_by_distinct_workers(two_workers
     for _ in range(10):  # connections go to whichever worker accepts first: a few rounds see both
         try:
             pids = await asyncio.gather(*(_one_client(two_workers.url, q) for q in ["refund", "gift cards"] * 4))
-        except Exception as exc:  # say what the server said (a killed worker, a closed connection)
+        except Exception as exc:  # noqa: BLE001 (any failure: say what the server said with it)
             pytest.fail(f"{exc!r}\n{two_workers.stderr}")
         seen.update(pids)
         if len(seen) == 2:

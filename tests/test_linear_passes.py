@@ -1,6 +1,6 @@
 """Every pass that runs over untrusted text before or instead of a parser is linear in its input
 (issue 37: one crafted 64 KB request held `serve --http`'s event loop for 10.7 s; one 4 KB Markdown
-line held `lancelot index` for 52 s). Each case doubles a hostile input until a call takes 20 ms
+line held `lancelot index` for 52 s). Each case doubles a hostile input until a call takes 30 ms
 and fails when the doubling more than triples the time (``tests/support/growth.py``): the HTTP
 guard's checks, then each module of the indexer's text cleaning, then a whole index run."""
 

@@ -221,9 +221,10 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
     def _index_into(self, db_uri: str) -> None:
         """Index a folder into ``db_uri`` now, as `lancelot index SRC DB` does (progress bar, summary on
         stderr), into the table that will be the default."""
-        source = self.ask.path(
-            "Folder of documents to index (.md, .txt, .html):", validate=lambda raw: source_problem(raw, self.cwd)
-        )
+        from lancelot_cli.cli.readable_list import READ
+
+        say(f"Lancelot reads {READ} files, in the folder and its subfolders.")
+        source = self.ask.path("Folder of documents to index:", validate=lambda raw: source_problem(raw, self.cwd))
         table = self.options.table or self.current("LANCEDB_TABLE") or DEFAULT_TABLE
         folder = (self.cwd / Path(source.strip()).expanduser()).resolve()
         from lancelot_cli.cli.index import index_with_progress

@@ -36,6 +36,9 @@ from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import DEFAULT_TABLE, blank
 from lancelot_cli.storage.schema import is_local
 
+# Where LANCELOT_KEY_PASSPHRASE is explained (the README does not cover it; docs/settings.md does).
+KEY_DOC = "https://github.com/lancelot-cli/lancelot/blob/main/docs/settings.md#the-stored-key"
+
 
 def list_tables(db_uri: str) -> list[str]:
     """The database's tables; [] when the folder is missing or cannot be read (said on stderr).
@@ -278,7 +281,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
                 key_note = (
                     f"No OS keychain works here ({result.keychain_error}); the key is in the encrypted "
                     f"file {result.path} (mode 0600). Any program running as you can decrypt it unless "
-                    f"LANCELOT_KEY_PASSPHRASE is set; see the README."
+                    f"LANCELOT_KEY_PASSPHRASE is set: {KEY_DOC}"
                 )
         elif plan.key_action == "remove":
             gone = credentials.forget_key(self.config_dir)

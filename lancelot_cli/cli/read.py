@@ -204,8 +204,9 @@ def search(
         SearchType,
         typer.Option(
             "--type",
-            help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
-            "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.",
+            help="auto: hybrid when the table has vectors it can use (made by a local model, or "
+            "a key is set), else text; text: BM25 full-text; vector: by meaning (needs vectors, and a "
+            "key unless a local model made them); hybrid: both, fused.",
         ),
     ] = SearchType.auto,  # type: ignore[attr-defined]
     table: Table = None,

@@ -49,7 +49,7 @@ def test_the_docs_say_the_list() -> None:
         assert all(name in opening for name, _ in readable.groups()), page
 
 
-def test_the_wizard_says_the_list_before_asking_for_the_folder(tmp_path, sample_db, isolated_env, capsys) -> None:
+def test_the_wizard_says_the_list_before_asking_for_the_folder(tmp_path, isolated_env, capsys) -> None:
     asked: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         wizard(f"{CLEAR}{tmp_path / 'new'}{ENTER}{ENTER}{CTRL_C}", cwd=tmp_path, asked=asked)

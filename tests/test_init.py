@@ -117,8 +117,9 @@ class BrokenKeyring(MemoryKeyring):
 
 
 def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
-    tmp_path, docs, isolated_env, embed_server, capsys
+    tmp_path, docs, isolated_env, embed_server, capsys, monkeypatch
 ):
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "no-models"))  # the first run: text only
     embed_server.api_key = KEY
     keys = (
         ENTER  # database folder: the offered ./db
@@ -129,16 +130,21 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
         + f"{KEY}{ENTER}"  # the key (hidden)
         + "y"  # change the endpoint or model
         + f"{embed_server.url}{ENTER}"  # base URL
-        + f"{CLEAR}{MODEL}{ENTER}"
-    )  # model
-    plan = wizard(keys, cwd=tmp_path)
+        + f"{CLEAR}{MODEL}{ENTER}"  # model
+        + "y"  # the table has no vectors: embed them now (issue 39 #7)
+    )
+    asked: list[str] = []
+    plan = wizard(keys, cwd=tmp_path, asked=asked)
     out, err = capsys.readouterr()
 
     db = tmp_path / "db"
     assert plan.db_uri == str(db) and db.is_dir()
     import lancedb
 
-    assert lancedb.connect(str(db)).open_table("documents").count_rows() > 0
+    table = lancedb.connect(str(db)).open_table("documents")
+    assert table.count_rows() > 0
+    assert f"Embed them now with {MODEL} through {embed_server.url}?" in asked[-1]
+    assert table.count_rows("vector IS NULL") == 0  # made with the key just stored
     assert stored_settings(isolated_env) == {
         "LANCEDB_PATH": str(db),
         "LANCEDB_TABLE": "documents",
@@ -146,7 +152,7 @@ def test_first_run_indexes_a_new_folder_checks_the_key_and_stores_everything(
         "EMBEDDING_MODEL": MODEL,
         "EMBEDDING_DIMENSIONS": "32",
     }
-    assert embed_server.requests == 1  # exactly one small call checked the key
+    assert embed_server.requests > 1  # one small call checked the key, the others made the vectors
     assert find_openai_key(isolated_env, environ={}).source == "file"  # no keychain on this box
     assert keyfile.read_key(isolated_env) == KEY
     assert "The key works" in err and "32-d" in err

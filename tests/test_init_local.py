@@ -152,3 +152,55 @@ def test_bad_local_flags_are_one_line_and_store_nothing(case, tmp_path, sample_d
     line = result.stderr.strip()
     assert len(line.splitlines()) == 1 and expected in line and "Traceback" not in line
     assert files_in(isolated_env) == {}
+
+
+# -- issue 39 #7: indexed first, then a local model chosen: the vectors are offered at the end ----------
+
+
+def _indexed_then_local(tmp_path: Path, docs: Path, model: Path, answer: str, asked: list[str]) -> Path:
+    keys = (
+        ENTER  # database folder: the offered ./db
+        + ENTER  # it does not exist: index a folder into it now
+        + f"{docs}{ENTER}"  # the documents (no local model on this machine yet: text only)
+        + ENTER  # default table: the one just written
+        + DOWN
+        + ENTER  # embedded on this machine
+        + f"{model}{ENTER}"  # the model folder
+        + answer  # embed the table's chunks now?
+    )
+    wizard(keys, cwd=tmp_path, asked=asked)
+    return tmp_path / "db"
+
+
+@WITH_FASTEMBED
+def test_a_local_model_chosen_after_indexing_is_offered_and_makes_the_vectors(
+    tmp_path, docs, model, isolated_env, monkeypatch, capsys
+):
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "no-models"))  # the first run finds no model
+    asked: list[str] = []
+    db = _indexed_then_local(tmp_path, docs, model, ENTER, asked)
+    assert "no vectors. Embed them now with" in asked[-1] and f"local:{model}" in asked[-1]
+    result = CliRunner().invoke(app, ["status", "--json"], prog_name="lancelot", env={"LANCELOT_WARM": "0"})
+    assert result.exit_code == 0, result.stderr
+    table = json.loads(result.stdout)["tables"][0]
+    assert table["name"] == "documents" and table["embeddingModel"] == f"local:{model}"
+    assert all(v["missing"] == 0 for v in table["vectors"]) and table["vectors"]
+    assert str(db) in capsys.readouterr().out  # the client configurations still follow
+
+
+@WITH_FASTEMBED
+def test_declining_the_vectors_says_the_command_that_makes_them(
+    tmp_path, docs, model, isolated_env, monkeypatch, capsys
+):
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "no-models"))
+    _indexed_then_local(tmp_path, docs, model, "n", [])
+    err = capsys.readouterr().err
+    assert f"make the vectors later with `lancelot index {docs} --embed`" in err
+
+
+def test_text_search_only_after_indexing_offers_no_vectors(tmp_path, docs, isolated_env, monkeypatch):
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "no-models"))
+    asked: list[str] = []
+    keys = ENTER + ENTER + f"{docs}{ENTER}" + ENTER + DOWN + DOWN + ENTER  # ... "not at all: text search only"
+    wizard(keys, cwd=tmp_path, asked=asked)
+    assert not any("Embed them now" in message for message in asked)

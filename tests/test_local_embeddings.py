@@ -344,3 +344,32 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
         assert model_asked.is_set(), asked
     finally:
         hub.shutdown()
+
+
+def test_status_with_local_vectors_and_no_key_says_index_embed_reuses_the_model(
+    local_db: Path, model: Path, tmp_path: Path
+) -> None:
+    """Issue 39 #8: it said `index --embed` "needs an OpenAI key" and listed `OPENAI_API_KEY (set)`."""
+    result = CliRunner().invoke(app, ["status", "--db", str(local_db)], prog_name="lancelot", env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert "needs an OpenAI key" not in out
+    assert f"makes them with the table's own local model, no key (documents: local:{model.resolve()})" in out
+    assert "OPENAI_API_KEY (not set) -" in out
+    # and it does: --embed with no key, no endpoint, no EMBEDDING_MODEL uses the table's model
+    db = tmp_path / "db"
+    shutil.copytree(local_db, db)
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    (docs / "new.md").write_text("# New\n\nA note about tents.\n", encoding="utf-8")
+    indexed = cli("index", docs, db, "--embed", "--json")
+    assert indexed.exit_code == 0, indexed.stderr
+    summary = json.loads(indexed.stdout)
+    assert summary["embeddingModel"] == f"local:{model.resolve()}" and summary["embedded"] == 1
+
+
+def test_search_help_says_a_local_model_needs_no_key() -> None:
+    result = CliRunner().invoke(app, ["search", "--help"], prog_name="lancelot", env={"COLUMNS": "100"})
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "vector: by meaning (needs vectors, and a key unless a local model made them)" in text
+    assert "(made by a local model, or a key is set)" in text

@@ -208,9 +208,33 @@ def _usage_fail(exc: typer.TyperException) -> None:
         raise exc
     sub = getattr(exc, "ctx", None)
     where = sub.command_path if sub is not None else "lancelot"
-    message = exc.format_message().strip().rstrip(".")
+    # pydantic's "Value error, " before a validator's own sentence (typer coerces through pydantic)
+    message = exc.format_message().strip().rstrip(".").replace(": Value error, ", ": ")
+    dashed = _dash_hint(exc, sub)
+    if dashed:
+        message = f"{message}; {dashed}"
     # "No such command 'serch'. Did you mean 'search', 'serve'?" ends a sentence of its own.
     _fail(message + (f" See `{where} --help`." if message.endswith("?") else f"; see `{where} --help`"), exc.exit_code)
+
+
+# What a command's argument is, for "to search for text starting with '-', put `--` before it".
+_ARGUMENT_WORDS = {"search": "search for text", "query": "ask a question", "show": "show a source"}
+
+
+def _dash_hint(exc: typer.TyperException, sub: Any) -> str | None:
+    """For an unknown option that may have been meant as the command's argument (`lancelot search
+    "--exclude-table"`: the shell drops the quotes): how to pass it. Said even when click offers a
+    near option (its guesses are loose: --table for --exclude-table); None for a command without
+    an argument."""
+    name = getattr(exc, "option_name", None)
+    if type(exc).__name__ != "NoSuchOption" or not name or sub is None:
+        return None
+    if not any(getattr(p, "param_type_name", "") == "argument" for p in sub.command.params):
+        return None
+    import shlex
+
+    what = _ARGUMENT_WORDS.get(sub.command.name, "pass an argument")
+    return f"to {what} starting with '-', put `--` before it: `{sub.command_path} -- {shlex.quote(name)}`"
 
 
 app = typer.Typer(

@@ -16,6 +16,8 @@ it names the files where that differs, and exits 1). The kinds:
 * ``tools`` and ``tool NAME``: the tool list and one tool's description and parameters, from
   ``tools/list`` of a real ``lancelot serve`` spoken to over stdio (raw JSON-RPC, as a client sends).
 * ``reply NAME``: a `docsample.REPLIES` call to that server, and what it answered.
+* ``readable``: the kinds of files `lancelot index` reads, every suffix, from the indexer's sets
+  (`readable.sentence`).
 * ``modules``: every module of the package with the first paragraph of its docstring.
 
 Nothing in a region is typed by hand: change the program (or `EXAMPLES`, `REPLIES`) and regenerate.
@@ -215,6 +217,10 @@ class Generator:
             return settings_table()
         if kind == "modules" and not args:
             return module_map()
+        if kind == "readable" and not args:
+            from lancelot_cli.cli.readable import sentence
+
+            return f"{sentence()}."
         if kind == "example" and args:
             unknown = [a for a in args if a not in {e.name for e in EXAMPLES}]
             if unknown:

@@ -8,6 +8,8 @@
   into ``lancelot`` for the words, so command names, options, enum values and table names (the
   ``*.lance`` folders of the database folder, for ``--table``) always match the installed version.
 * ``man/lancelot.1`` and ``man/lancelot-<command>.1``: see `manpage`.
+* ``lancelot_cli/cli/readable_list.py``: the kinds of files `lancelot index` reads, for its help and
+  the `init` wizard, from the indexer's sets (see `readable`).
 * the regions of README.md and docs/*.md marked ``<!-- generated: ... -->``: `--help` screens,
   example output on the bundled sample, the settings table, the MCP tools, the module map; see
   `docgen` (about ten seconds: it indexes the sample and asks a real `lancelot serve`).
@@ -62,6 +64,9 @@ def artifacts() -> dict[str, str]:
     """Path relative to the repository -> content, for every generated file."""
     files = {f"completions/{name}": completion_script(shell) for shell, name in COMPLETION_FILES.items()}
     files.update({f"man/{name}": text for name, text in man_pages().items()})
+    from lancelot_cli.cli import readable
+
+    files[readable.GENERATED] = readable.module_text()
     return files
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lancelot_cli.cli.options import Json, Table, load_settings
+from lancelot_cli.cli.readable_list import READ
 
 if TYPE_CHECKING:
     from lancelot_cli.indexer import IndexReport
@@ -20,9 +21,10 @@ if TYPE_CHECKING:
     from lancelot_cli.settings import Settings
 
 HELP = (
-    "Build or update table NAME in database DB from the .md, .txt and .html files under SRC. DB and "
+    "Build or update table NAME in database DB from the documents under SRC. DB and "
     "--table default to the stored or environment ones (LANCEDB_PATH, LANCEDB_TABLE). "
-    "The only command that writes; the server never does."
+    "The only command that writes; the server never does. "
+    f"It reads {READ} files; --ext adds source code."
 )
 
 

@@ -204,8 +204,9 @@ def search(
         SearchType,
         typer.Option(
             "--type",
-            help="auto: hybrid when the table has vectors and a key is set, else text; text: BM25 "
-            "full-text; vector: by meaning (needs vectors and a key); hybrid: both, fused.",
+            help="auto: hybrid when the table has vectors it can use (made by a local model, or "
+            "a key is set), else text; text: BM25 full-text; vector: by meaning (needs vectors, and a "
+            "key unless a local model made them); hybrid: both, fused.",
         ),
     ] = SearchType.auto,  # type: ignore[attr-defined]
     table: Table = None,
@@ -295,8 +296,13 @@ def search(
 def query(
     ctx: typer.Context,
     question: Annotated[
-        str, typer.Argument(help="The question to retrieve context for.", metavar="QUESTION", show_default=False)
-    ],
+        str | None,
+        typer.Argument(
+            help="The question to retrieve context for (none with --warm-start).",
+            metavar="QUESTION",
+            show_default=False,
+        ),
+    ] = None,
     budget: Budget = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help="An overview of the collection instead.")] = False,
     limit: Limit = None,
@@ -307,6 +313,14 @@ def query(
     json_out: Json = False,
     db: Db = None,
 ) -> None:
+    if question is None and not warm_start:
+        from lancelot_cli.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            "missing argument QUESTION: give a question, or --warm-start for an overview of the collection; "
+            "see `lancelot query --help`"
+        )
+    question = question or ""  # the tool's question; an overview does not read it
     wanted = parse_filters(filters)
     reply, text = _answer(
         load_settings(ctx, db),

@@ -343,6 +343,12 @@ def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...]) -> str:
             else ""
         )
         return f"`lancelot index SRC --embed` makes them with {emb.model} through {where}{key}{replaced}"
+    # No key, no endpoint: --embed reuses a table's own local model (indexer.run.embedder).
+    own = {t.name: t.embedding_model for t in tables if t.embedding_model and is_local(t.embedding_model)}
+    if own:
+        models = "; ".join(f"{name}: {model}" for name, model in own.items())
+        extra = "" if available() else f" (needs the local extra: {install()})"
+        return f"`lancelot index SRC --embed` makes them with the table's own local model, no key ({models}){extra}"
     return (
         "`lancelot index SRC --embed` needs an OpenAI key (set OPENAI_API_KEY or run `lancelot init`) or "
         "a local model (--embed-model local:NAME); text search works without either"
@@ -395,7 +401,8 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     table = _grid_table(out, "setting", "value", "from")
     for name, value, source in settings_rows(settings, status_only=True):
         table.add_row(name, value, source)
-    table.add_row("OPENAI_API_KEY", "(set)" if emb.available else "(not set)", emb.key_source or "-")
+    # the key itself: a local model's vectors make `available` true with no key anywhere
+    table.add_row("OPENAI_API_KEY", "(set)" if emb.key_source else "(not set)", emb.key_source or "-")
     _print_table(out, table)
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
 

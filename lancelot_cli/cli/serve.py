@@ -124,6 +124,7 @@ def serve(
         run_unix(settings, socket, idle or float("inf"), metrics_log=log_file)
         return
     if http is None and port is None:
+        say_waiting_on_terminal()
         from lancelot_cli.server.stdio import run_stdio
 
         run_stdio(settings, metrics_log=log_file)
@@ -132,6 +133,23 @@ def serve(
 
     chosen = port if port is not None else http
     run_http(settings, host=host, port=chosen, metrics_log=log_file, workers=workers or 1)  # type: ignore[arg-type]
+
+
+def say_waiting_on_terminal() -> None:
+    """`lancelot serve` typed at a terminal: stdio MCP prints nothing until a client writes, which
+    looks like a hang. Say on stderr what it waits for and how to stop (stdout stays MCP's). An MCP
+    client starts it with pipes, and never sees this."""
+    try:
+        terminal = sys.stdin.isatty()
+    except (AttributeError, ValueError):  # no stdin, or a closed one
+        terminal = False
+    if terminal:
+        sys.stderr.write(
+            "lancelot: serving MCP on stdio: waiting for an MCP client to write JSON-RPC to stdin "
+            "(clients start `lancelot serve` themselves; `lancelot init` prints their configurations). "
+            "Ctrl-D or Ctrl-C stops it.\n"
+        )
+        sys.stderr.flush()
 
 
 def warn_missing_database(settings: Settings) -> None:

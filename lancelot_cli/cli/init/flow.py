@@ -5,7 +5,8 @@
   file written (atomically, `settings.write_stored`). Ctrl-C at any question leaves the previous
   settings, key and folders as they were. The one exception is asked for explicitly: "index a
   folder into it now" runs `indexer.run` there and then (so its tables can be offered), and the
-  indexer itself only ever commits whole.
+  indexer itself only ever commits whole; when the answers after it give a way to embed and that
+  run made no vectors, init offers to make them at the very end (`embed_now`).
 * **Without a terminal** (or with ``--yes``) nothing is asked; see `command`.
 * **Defaults offered.** The database folder: the current ``LANCEDB_PATH`` (environment, else the
   settings file), else the working folder when it already holds LanceDB tables (``*.lance``), else
@@ -25,14 +26,18 @@ from pathlib import Path
 
 from lancelot_cli import settings as settings_module
 from lancelot_cli.cli.init import vectors
-from lancelot_cli.cli.init.answers import InitOptions, Plan
+from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
+from lancelot_cli.cli.init.embed_now import Indexed, offer
 from lancelot_cli.cli.init.key import KeyQuestions, described
 from lancelot_cli.cli.init.questions import Prompter, db_problem, normalise_db, not_blank, say, source_problem
 from lancelot_cli.cli.init.vectors import EmbeddingQuestions
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.settings import DEFAULT_TABLE, blank
 from lancelot_cli.storage.schema import is_local
+
+# Where LANCELOT_KEY_PASSPHRASE is explained (the README does not cover it; docs/settings.md does).
+KEY_DOC = "https://github.com/lancelot-cli/lancelot/blob/main/docs/settings.md#the-stored-key"
 
 
 def list_tables(db_uri: str) -> list[str]:
@@ -78,6 +83,8 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         self.cwd = cwd or Path.cwd()
         self.config_dir = settings_module.config_dir(self.env)
         self._measured = False  # True once a key check measured the vector size
+        self.indexed: Indexed | None = None  # what "index a folder into it now" wrote
+        self.embedding: EmbeddingChoice = "key"  # how documents get vectors, once asked
         try:
             self.previous = settings_module.read_stored(self.config_dir)
         except ConfigError as exc:  # a broken settings file is what init is there to fix
@@ -108,6 +115,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         stored["LANCEDB_PATH"] = db_uri
         stored["LANCEDB_TABLE"] = table
         how = self._embedding(stored)  # a key, a local model (no key) or text search only
+        self.embedding = how
         if how == "key":
             action, api_key = self._key(stored)
             if action == "none" and self.stored_keys():  # --no-api-key: the stored key is not touched
@@ -221,15 +229,16 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
     def _index_into(self, db_uri: str) -> None:
         """Index a folder into ``db_uri`` now, as `lancelot index SRC DB` does (progress bar, summary on
         stderr), into the table that will be the default."""
-        source = self.ask.path(
-            "Folder of documents to index (.md, .txt, .html):", validate=lambda raw: source_problem(raw, self.cwd)
-        )
+        from lancelot_cli.cli.readable_list import READ
+
+        say(f"Lancelot reads {READ} files, in the folder and its subfolders.")
+        source = self.ask.path("Folder of documents to index:", validate=lambda raw: source_problem(raw, self.cwd))
         table = self.options.table or self.current("LANCEDB_TABLE") or DEFAULT_TABLE
         folder = (self.cwd / Path(source.strip()).expanduser()).resolve()
         from lancelot_cli.cli.index import index_with_progress
 
         settings = settings_module.load(flags={"LANCEDB_PATH": db_uri, "LANCEDB_TABLE": table}, environ=self.env)
-        index_with_progress(settings, str(folder))
+        self.indexed = Indexed(str(folder), table, index_with_progress(settings, str(folder)))
 
     def _table(self, db_uri: str) -> str:
         tables = list_tables(db_uri)
@@ -272,7 +281,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
                 key_note = (
                     f"No OS keychain works here ({result.keychain_error}); the key is in the encrypted "
                     f"file {result.path} (mode 0600). Any program running as you can decrypt it unless "
-                    f"LANCELOT_KEY_PASSPHRASE is set; see the README."
+                    f"LANCELOT_KEY_PASSPHRASE is set: {KEY_DOC}"
                 )
         elif plan.key_action == "remove":
             gone = credentials.forget_key(self.config_dir)
@@ -294,5 +303,7 @@ def execute(options: InitOptions, prompter: Prompter | None, *, interactive: boo
     wizard = Wizard(options, prompter, interactive=interactive, cwd=cwd)
     plan = wizard.run()
     wizard.apply(plan)
+    if wizard.indexed is not None and wizard.interactive and wizard.embedding != "none":  # vectors it lacks
+        offer(wizard.ask, wizard.indexed, plan.db_uri, wizard.env)
     print_client_configs(plan.db_uri)
     return plan

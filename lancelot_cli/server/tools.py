@@ -219,7 +219,7 @@ def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Call
         searchType: Annotated[
             Literal[SEARCH_TYPES],  # type: ignore[valid-type]
             Field(
-                description="auto: hybrid if vectors and a key exist, else text. text: BM25 keywords. "
+                description="auto: hybrid if vectors can be queried, else text. text: BM25 keywords. "
                 "vector: semantic. hybrid: both, fused."
             ),
         ] = "auto",

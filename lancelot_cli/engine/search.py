@@ -137,7 +137,7 @@ def run(
     assert search_type is not None and ranking_name is not None
     weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
     if weak:
-        note = "; ".join(part for part in (note, strength.note(hits)) if part)
+        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
     folders = described(facts.descriptions, hits)
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
 

@@ -71,9 +71,11 @@ def identifier_found(query: str, words: Sequence[str], hits: Sequence[Hit]) -> b
     return any(token in hit.text.casefold() for hit in hits for token in tokens)
 
 
-def note(hits: Sequence[Hit]) -> str:
-    """What the reply's note says when ``no_good_match``: the best strength, and what to do next."""
+def note(hits: Sequence[Hit], by_vector: bool = False) -> str:
+    """What the reply's note says when ``no_good_match``: the best strength, and what to do next
+    (``by_vector``: the hits of a vector search, which are not close in meaning either)."""
+    close = " and none is close in meaning" if by_vector else ""
     return (
-        f"no good match: no hit holds half of the query's terms (best strength {best(hits) or 0:.2f}); the "
-        f"documents may not cover this: try the words they would use, or tell the user it was not found"
+        f"no good match: no hit holds half of the query's terms{close} (best strength {best(hits) or 0:.2f}); "
+        f"the documents may not cover this: try the words they would use, or tell the user it was not found"
     )

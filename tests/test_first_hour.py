@@ -39,8 +39,10 @@ def test_query_warm_start_needs_no_question(sample_db, isolated_env) -> None:
     missing = run("query", "--db", str(sample_db))
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.splitlines() == [
-        "lancelot: error: missing argument QUESTION: give a question, or --warm-start for an overview of the "
-        "collection; see `lancelot query --help`"
+        (
+            "lancelot: error: missing argument QUESTION: give a question, or --warm-start for an overview of the "
+            "collection; see `lancelot query --help`"
+        )
     ]
 
 

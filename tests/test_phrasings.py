@@ -19,9 +19,9 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
-from lancelot_cli.engine.phrasings import MAX_PHRASINGS
 from lancelot_cli.errors import InvalidArgumentError
 from lancelot_cli.indexer import index_folder
+from lancelot_cli.limits import MAX_PHRASINGS
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from lancelot_cli.wire import to_wire

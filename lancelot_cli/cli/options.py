@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from lancelot_cli import settings as settings_module
-from lancelot_cli.limits import MAX_LIMIT
+from lancelot_cli.limits import MAX_LIMIT, MAX_PHRASINGS
 from lancelot_cli.settings import BY_NAME, DEFAULT_TABLE, Settings
 
 
@@ -51,14 +51,25 @@ def _completion_db(ctx: typer.Context) -> str | None:
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print the MCP tool's JSON reply on stdout (for scripts).")]
+
+
+def _few_phrasings(values: list[str] | None) -> list[str] | None:
+    """At most MAX_PHRASINGS --also: a usage error naming the option (the engine's own error names
+    the tools' `queries`)."""
+    if values and len(values) > MAX_PHRASINGS:
+        raise typer.BadParameter(f"at most {MAX_PHRASINGS} other phrasings, got {len(values)}; keep the best ones")
+    return values
+
+
 Also = Annotated[
     list[str] | None,
     typer.Option(
         "--also",
         metavar="TEXT",
         help="Another phrasing, searched with it and fused into one ranking (the tools' queries); repeat, "
-        "up to 6: the documents' own words, synonyms, a sentence the answer might contain.",
+        f"up to {MAX_PHRASINGS}: the documents' own words, synonyms, a sentence the answer might contain.",
         show_default=False,
+        callback=_few_phrasings,
     ),
 ]
 Table = Annotated[

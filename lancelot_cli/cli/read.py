@@ -19,7 +19,7 @@ import typer
 
 from lancelot_cli.cli.options import Also, Db, Json, Limit, Table, load_settings
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.limits import BUDGET_PARAMETER, MAX_BUDGET, MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.settings import BY_NAME, Settings
 from lancelot_cli.wire import context_from_wire, document_from_wire, search_from_wire, status_from_wire, to_json
@@ -36,6 +36,7 @@ HINTS = {
     "vector_column": " (pass --vector-column or set LANCEDB_VECTOR_COLUMN)",
     "find_ids": "; run `lancelot search` to find ids (shown as SOURCE#N)",
     "find_source": " (`lancelot ls` lists them; `lancelot search` finds one)",
+    "search_rows": " with `lancelot search QUERY --table NAME`",
 }
 
 STATUS_HELP = (
@@ -234,6 +235,8 @@ def search(
         int | None,
         typer.Option(
             "--per-document",
+            min=0,
+            max=MAX_LIMIT,
             metavar="N",
             show_default=False,
             help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.",
@@ -455,7 +458,18 @@ def show(
     else:
         from lancelot_cli.cli import render
 
-        render.document(reply)
+        render.document(_own_words(reply))
+
+
+def _own_words(reply: Document) -> Document:
+    """The document with its "cut to fit" line naming `--budget`, the option a person passes here,
+    instead of the tool's parameter (``BUDGET_PARAMETER``); --json keeps the tool's reply as it is."""
+    from dataclasses import replace
+
+    tool, own = f"(or a larger {BUDGET_PARAMETER})._\n", "(or a larger --budget)._\n"
+    if not reply.context.endswith(tool):
+        return reply
+    return replace(reply, context=reply.context[: -len(tool)] + own)
 
 
 def ls(

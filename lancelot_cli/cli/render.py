@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.visible import shown
+from lancelot_cli.cli.widths import left_over, longest
 from lancelot_cli.models import (
     ContextBlock,
     Document,
@@ -48,6 +49,13 @@ from lancelot_cli.textmatch import query_words
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: the reader (a pager, grep, a file) decides
 WIDE = 100  # from this many columns up, search hits are a table; below, a stacked list
+# Ids and paths are never cut (cli/widths.py): their column is as wide as the longest, and the rest
+# wraps in what is left. Narrower than these, a snippet or a title wraps every few words, so the
+# hits become the stacked list and `ls` gives each path a line of its own instead.
+SNIPPET_MIN = 40
+TITLE_MIN = 20
+WHERE = "section / place / id"
+NO_PATH = "(no path)"  # a row of a table whose path column is empty
 MATCH_STYLE = "bold yellow"  # NO_COLOR keeps the bold
 
 
@@ -106,7 +114,11 @@ def search_reply(reply: SearchResult, folder: Path | None = None, also: Sequence
         _search_plain(out, reply.hits)
     else:
         linked = folder if folder is not None and os.environ.get("TERM") != "dumb" else None
-        (_search_table if out.width >= WIDE else _search_list)(out, reply.hits, words, linked)
+        table = _search_table(out, reply.hits, words, linked) if out.width >= WIDE else None
+        if table is None:
+            _search_list(out, reply.hits, words, linked)
+        else:
+            out.print(table)
     count = reply.count
     err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply.table!r} ({how})."), style="dim")
 
@@ -134,7 +146,7 @@ def _where(hit: Hit, folder: Path | None) -> Text:
     from lancelot_cli.cli.links import file_link
 
     link = file_link(folder, hit.source, _line(hit)) if folder is not None else None
-    where = Text()
+    where = Text(overflow="fold")  # a path or id wider than the column goes on the next line, whole
     where.append(_section(hit), style="bold")
     where.append("\n")
     where.append(_at(hit), style=Style(color="cyan", link=link))
@@ -150,29 +162,43 @@ def _finders(found_by: Sequence[int]) -> str:
     return ", ".join("query" if n == 0 else f"--also {n}" for n in found_by)
 
 
-def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
+def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> Table | None:
+    """The hits as a table whose place and id lines are whole; None when that leaves the snippet
+    fewer than ``SNIPPET_MIN`` columns (long paths on a 100-column terminal): the stacked list then."""
+    ranks = [str(rank) for rank in range(1, len(hits) + 1)]
+    scores = [_score(hit.score) for hit in hits]
+    widths = (
+        longest(["#", *ranks]),
+        longest(["score", *scores]),
+        longest([WHERE, *(_at(hit) for hit in hits), *(f"id {shown(hit.id)}" for hit in hits)]),
+    )
     table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
-    table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("section / place / id", ratio=1, min_width=18)
-    table.add_column("snippet", ratio=3)
-    for rank, hit in enumerate(hits, start=1):
-        table.add_row(str(rank), _score(hit.score), _where(hit, folder), _highlight(_one_line(hit.snippet), words))
-    out.print(table)
+    table.add_column("#", justify="right", style="dim", no_wrap=True, width=widths[0])
+    table.add_column("score", justify="right", no_wrap=True, width=widths[1])
+    table.add_column(WHERE, width=widths[2])  # a set width: rich never narrows it
+    table.add_column("snippet")  # the one column that wraps to fit
+    if left_over(table, out.width, widths) < SNIPPET_MIN:
+        return None
+    for rank, score, hit in zip(ranks, scores, hits, strict=True):
+        table.add_row(rank, score, _where(hit, folder), _highlight(_one_line(hit.snippet), words))
+    return table
 
 
 def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> None:
+    """One block per hit, indented under its rank only (as piped output is), so that a path and an
+    id get all but a few columns of the terminal: ``N. score section``, ``path:line``, the id, the
+    snippet."""
     grid = Table.grid(padding=(0, 1), expand=False)
     grid.add_column(justify="right", style="dim", no_wrap=True)
-    grid.add_column(justify="right", no_wrap=True)
-    grid.add_column(ratio=1)
+    grid.add_column()  # the one column that wraps; its Text folds a path wider than the terminal
     for rank, hit in enumerate(hits, start=1):
-        body = _where(hit, folder)
+        body = Text(f"{_score(hit.score)}  ", overflow="fold")
+        body.append_text(_where(hit, folder))
         body.append("\n")
         body.append_text(_highlight(_one_line(hit.snippet), words))
         if rank < len(hits):
             body.append("\n")
-        grid.add_row(f"{rank}.", _score(hit.score), body)
+        grid.add_row(f"{rank}.", body)
     out.print(grid)
 
 
@@ -251,17 +277,51 @@ def document_list(reply: DocumentList) -> None:
     if not reply.documents:
         stderr().print(escape(f"No documents{under} in table {reply.table!r}."))
         return
-    table = _grid_table(out, "path", "chunks", "size", "title")
-    for entry in reply.documents:
-        table.add_row(shown(entry.source), str(entry.chunks), _size(entry.size), _one_line(entry.title))
-    table.columns[1].justify = table.columns[2].justify = "right"
-    _print_table(out, table)
+    table = _documents_table(out, reply)
+    if table is None:
+        _documents_stacked(out, reply)
+    else:
+        _print_table(out, table)
     count = len(reply.documents)
     chunks = sum(entry.chunks for entry in reply.documents)
     stderr().print(
         escape(f"{count} document{'s' if count != 1 else ''}{under}, {chunks} chunks, in table {reply.table!r}."),
         style="dim",
     )
+
+
+def _documents_table(out: Console, reply: DocumentList) -> Table | None:
+    """Path, chunks, size, title; the path column as wide as the longest path (what `show` takes).
+    None on a terminal where that leaves the title fewer than ``TITLE_MIN`` columns."""
+    paths = [shown(entry.source) or NO_PATH for entry in reply.documents]
+    counts = [str(entry.chunks) for entry in reply.documents]
+    sizes = [_size(entry.size) for entry in reply.documents]
+    table = _grid_table(out, "path", "chunks", "size", "title")
+    widths = (longest(["path", *paths]), longest(["chunks", *counts]), longest(["size", *sizes]))
+    if out.is_terminal and left_over(table, out.width, widths) < TITLE_MIN:
+        return None
+    for column, width in zip(table.columns, widths, strict=False):  # the title column wraps: no width
+        column.width = width  # a set width: rich never narrows it
+    table.columns[1].justify = table.columns[2].justify = "right"
+    for entry, path, count, size in zip(reply.documents, paths, counts, sizes, strict=True):
+        table.add_row(Text(path, style="" if entry.source else "dim"), count, size, _one_line(entry.title))
+    return table
+
+
+def _documents_stacked(out: Console, reply: DocumentList) -> None:
+    """A terminal too narrow for the table: each path on a line of its own (folded only when it is
+    wider than the terminal), then its chunks, size and title, indented under it."""
+    from rich.console import Group
+    from rich.padding import Padding
+
+    parts: list[Text | Padding] = []
+    for entry in reply.documents:
+        parts.append(Text(shown(entry.source) or NO_PATH, style="" if entry.source else "dim", overflow="fold"))
+        size = f", {_size(entry.size)}" if entry.size is not None else ""
+        detail = Text(f"{entry.chunks} chunk{'s' if entry.chunks != 1 else ''}{size}  ", style="dim", overflow="fold")
+        detail.append(_one_line(entry.title), style="not dim")
+        parts.append(Padding(detail, (0, 0, 0, 2)))
+    out.print(Group(*parts))
 
 
 # -- status --------------------------------------------------------------------------------------------
@@ -315,7 +375,8 @@ def _grid_table(out: Console, *headers: str) -> Table:
         box=box.SIMPLE_HEAD if out.is_terminal else None, pad_edge=False, header_style="bold", show_edge=False
     )
     for header in headers:
-        table.add_column(header, justify="right" if header == "rows" else "left")
+        # fold, never "…": a word wider than its column (a model's path, a table name) goes on whole
+        table.add_column(header, justify="right" if header == "rows" else "left", overflow="fold")
     return table
 
 
@@ -381,6 +442,8 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
                 _vectors_cell(entry),
                 _when(entry.updated_at),
             )
+        # a table's name is what --table takes: whole on one line (up to a third of the terminal)
+        table.columns[0].width = min(longest(["table", *(entry.name for entry in reply.tables)]), out.width // 3)
         out.print()
         _print_table(out, table)
         for entry in reply.tables:
@@ -398,11 +461,18 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     if background is not None:
         out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()
+    rows = [
+        *settings_rows(settings, status_only=True),
+        # the key itself: a local model's vectors make `available` true with no key anywhere
+        ("OPENAI_API_KEY", "(set)" if emb.key_source else "(not set)", emb.key_source or "-"),
+    ]
     table = _grid_table(out, "setting", "value", "from")
-    for name, value, source in settings_rows(settings, status_only=True):
+    for name, value, source in rows:
         table.add_row(name, value, source)
-    # the key itself: a local model's vectors make `available` true with no key anywhere
-    table.add_row("OPENAI_API_KEY", "(set)" if emb.key_source else "(not set)", emb.key_source or "-")
+    # A value is often a path or a URL: whole on one line, with what "from" needs to stay readable left.
+    names = longest(["setting", *(row[0] for row in rows)])
+    table.columns[0].width = names
+    table.columns[1].width = min(longest(["value", *(row[1] for row in rows)]), left_over(table, out.width, (names, 8)))
     _print_table(out, table)
     out.print(f"[dim]settings file: {settings.config_dir / 'settings.json'}[/]")
 

@@ -11,6 +11,7 @@ from lancelot_cli.engine.listing import closest
 from lancelot_cli.engine.packing import Chunk, cut_text
 from lancelot_cli.engine.ranking import source_of
 from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
+from lancelot_cli.limits import BUDGET_PARAMETER
 from lancelot_cli.models import Document
 from lancelot_cli.storage.filters import RowFilter, equal_to
 from lancelot_cli.storage.reader import ReadOnlyTable
@@ -222,9 +223,10 @@ def _join_within(header: str, texts: list[str], budget: int, first: int, source:
 
 
 def _cut_line(count: int, next_chunk: int, source: str) -> str:
-    # Part of the document's text (pinned by the golden test); "contextBudget" is the tool's word.
+    # Part of the document's text (pinned by the golden test); BUDGET_PARAMETER is the tool's word
+    # (`lancelot show` puts its own option in its place: cli/read.py).
     # Short: at the smallest budget it shares 200 characters with the header and the first chunk.
     return (
         f"\n_{count} more chunk{'s' if count != 1 else ''} cut to fit the budget; next: {source}#{next_chunk} "
-        f"(or a larger contextBudget)._\n"
+        f"(or a larger {BUDGET_PARAMETER})._\n"
     )

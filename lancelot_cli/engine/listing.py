@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lancelot_cli.engine.ranking import source_of
+from lancelot_cli.errors import ColumnNotFoundError
 from lancelot_cli.models import DocumentEntry, DocumentList
 from lancelot_cli.storage.filters import build_filter
 from lancelot_cli.storage.reader import ReadOnlyTable
@@ -27,8 +28,16 @@ class _Seen:
 
 def documents(tbl: ReadOnlyTable, path_prefix: str | None = None) -> DocumentList:
     """Every document of ``tbl`` (under ``path_prefix``) with its chunk count, file size and title,
-    sorted by path. Reads the bookkeeping columns only, never the text."""
+    sorted by path. Reads the bookkeeping columns only, never the text. A table without a source
+    column (one another tool wrote: a ``text`` column and no path) has no documents to list: an
+    error saying so, as `show` gives, rather than one nameless document."""
     sources = tbl.facts.source_columns
+    if tbl.facts.source_column is None:
+        raise ColumnNotFoundError(
+            f"table {tbl.name!r} has no source column ({', '.join(sources)}), so its rows belong to no "
+            f"document to list; search them instead",
+            hint="search_rows",
+        )
     wanted = [c for c in (*sources, TITLE, CHUNK, FILE_SIZE) if c in tbl.columns]
     found: dict[str, _Seen] = {}
     for row in tbl.rows(wanted, build_filter(tbl.facts, path_prefix, None)):

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import InvalidArgumentError
+from lancelot_cli.limits import MAX_PHRASINGS  # the tool's schema and `--also` say so too
 
-MAX_PHRASINGS = 6  # other phrasings besides the query: the tool's schema says so too
 FUSION_K = 20
 ORIGINAL_WEIGHT = 1.0
 

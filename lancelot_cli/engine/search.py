@@ -137,7 +137,7 @@ def run(
     assert search_type is not None and ranking_name is not None
     weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
     if weak:
-        note = "; ".join(part for part in (note, strength.note(hits)) if part)
+        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
     folders = described(facts.descriptions, hits)
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
 
@@ -401,4 +401,6 @@ def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[li
     if plan.kind == "hybrid":
         return ranking.fused(ask, vector, plan.column.name), "rrf"
     rows = ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter)
-    return [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in ranking.capped(rows, ask)], "distance"
+    hits = [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in ranking.capped(rows, ask)]
+    # found by meaning: strong when close, whatever words it holds (engine/strength.py)
+    return [replace(h, strength=strength.by_meaning(h.strength, h.score)) for h in hits], "distance"

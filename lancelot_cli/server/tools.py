@@ -18,10 +18,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lancelot_cli.engine import Engine
-from lancelot_cli.engine.phrasings import MAX_PHRASINGS
 from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.limits import MAX_LIMIT, MIN_BUDGET
+from lancelot_cli.limits import MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.server import collector, completions, links
 from lancelot_cli.server.memory import release_freed

@@ -1,5 +1,5 @@
-"""README.md and docs/*.md against the program: every `lancelot <command>` they show exists, every
-option shown for a command is one of that command's options, every command, setting and tool is
+"""README.md, docs/*.md and tests/benchmarks/README.md against the program: every `lancelot <command>`
+they show exists, every option shown for a command is one of that command's options, every command, setting and tool is
 documented, the generated regions are what the program makes now (`lancelot_cli.cli.docgen`), and
 the README stays short and starts with the two commands CI and a newcomer run.
 
@@ -35,6 +35,8 @@ from tests.conftest import REPO
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
+BENCHMARKS = REPO / "tests" / "benchmarks" / "README.md"
+REFERENCE_LIMIT = 30_000  # bytes: what a newcomer reads through; older figures and decisions live in git history
 README_LIMIT = 12_000  # bytes: the manual is docs/; the README says what Lancelot is and how to start
 FIRST_COMMANDS = [
     (
@@ -166,7 +168,7 @@ def problems(markdown: str, commands: list[CommandDoc], source: str = "README") 
 
 
 def doc_pages() -> list[Path]:
-    return [README, *sorted(DOCS.glob("*.md"))]
+    return [README, *sorted(DOCS.glob("*.md")), BENCHMARKS]
 
 
 @pytest.fixture(scope="module")
@@ -290,6 +292,15 @@ def test_every_spec_section_and_issue_cited_in_the_code_has_an_anchor_in_design(
                 cited.add(f"spec-{match['spec']}" if match["spec"] else f"issue-{match['issue']}")
     assert cited, "the scan found no citation at all"
     assert sorted(cited - design) == []
+
+
+def test_design_decisions_and_benchmarks_are_reference_pages_not_diaries() -> None:
+    """Issue 40: the benchmark page holds the current figures and the decisions one record each."""
+    sizes = {
+        path.relative_to(REPO).as_posix(): len(path.read_bytes())
+        for path in (DOCS / "design.md", DOCS / "decisions.md", BENCHMARKS)
+    }
+    assert {page: size for page, size in sizes.items() if size > REFERENCE_LIMIT} == {}
 
 
 def test_links_between_the_pages_lead_somewhere() -> None:

@@ -1,6 +1,6 @@
 """The "no good match" signal (issue 24): each hit's strength, and a reply that says when no hit is strong.
 
-Figures for the floor on the tuning corpora: tests/benchmarks/no_match.py and docs/design.md#issue-24.
+Figures for the floor on the tuning corpora: tests/benchmarks/no_match.py and tests/benchmarks/README.md.
 """
 
 from __future__ import annotations

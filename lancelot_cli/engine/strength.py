@@ -11,7 +11,7 @@ its own questions and the others' as off-topic ones; text search, the best of 10
 0.859 (SciFact), 0.971 (FastAPI), 1.000 (PostgreSQL), against 0.821 / 0.953 / 0.995 for the
 substring share ``matched`` and 0.961 / 0.971 / 0.789 for raw BM25. At the floor of 0.5, 92 / 100 /
 100 % of the in-domain questions pass and 55 / 84 / 89 % of the off-topic ones are flagged
-(docs/design.md#issue-24 has the table).
+(tests/benchmarks/README.md, "Current figures", has the command).
 """
 
 from __future__ import annotations

@@ -281,3 +281,50 @@ def test_without_watch_an_empty_folder_is_still_an_error(tmp_path: Path) -> None
     (tmp_path / "empty").mkdir()
     result = CliRunner().invoke(app, ["index", str(tmp_path / "empty"), str(tmp_path / "db")])
     assert result.exit_code == 1 and "nothing to index" in result.output
+
+
+# -- a DocBook book index (issue 39 item 9d) ---------------------------------------------------------
+
+DOCBOOK = (
+    '<html><head><title>{title}</title></head><body><div class="navheader">Prev Up Next</div>'
+    '<div class="{kind}">{body}</div><div class="navfooter">Prev Up Next</div></body></html>'
+)
+
+
+def test_a_book_index_does_not_outrank_the_page_it_points_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entries of a DocBook back-of-book index (PostgreSQL's bookindex.html) are links to the
+    pages that explain each term: they are navigation, not text, and were the first hit for
+    `pg_stat_activity`. The page keeps its title; the entries are left out."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.settings import load
+
+    src = tmp_path / "html"
+    src.mkdir()
+    entries = "".join(
+        f'<dt>pg_stat_{name}, <a href="monitoring-stats.html">Viewing Statistics</a>, '
+        f'<a href="monitoring-stats.html#{name}">pg_stat_{name}</a></dt>'
+        for name in ("activity", "archiver", "bgwriter", "database", "replication", "ssl", "wal")
+    )
+    (src / "bookindex.html").write_text(
+        DOCBOOK.format(
+            title="Index",
+            kind="index",
+            body='<div class="titlepage"><h1>Index</h1></div><p>A | B | P</p>'
+            f'<div class="indexdiv"><h3>P</h3><dl>{entries}</dl></div>',
+        )
+    )
+    prose = " ".join(f"Statistic {i} counts the blocks read by the server since the last reset." for i in range(60))
+    (src / "monitoring-stats.html").write_text(
+        DOCBOOK.format(
+            title="Viewing Statistics",
+            kind="sect1",
+            body=f"<h2>Viewing Statistics</h2><p>{prose}</p><p>The <code>pg_stat_activity</code> view has one "
+            "row per server process, showing its current query.</p>",
+        )
+    )
+    assert read_document(src, "bookindex.html").text == "# Index\n\nA | B | P"
+    db = tmp_path / "db"
+    index_folder(src, str(db))
+    monkeypatch.setenv("LANCEDB_PATH", str(db))
+    hits = Engine(load()).search("pg_stat_activity", search_type="text").hits
+    assert [hit.source for hit in hits] == ["monitoring-stats.html"]

@@ -90,6 +90,11 @@ SITE_MARKDOWN: dict[str, tuple[Callable[[int], object], int]] = {
     "block-title-blanks": (lambda n: "/// note | x" + " " * n + "y", 256),
     "colons-title-blanks": (lambda n: ":::tip x" + " " * n + "y", 256),
     "badge-openings": (lambda n: "[![" * n, 256),
+    "closing-tags-after-words": (lambda n: "a</abbr>" * n, 256),
+    "unended-closing-tags": (lambda n: "a</abbr " * n, 256),
+    "open-brackets": (lambda n: "<" * n, 256),
+    "cell-tags": (lambda n: "<td>a</td>" * n, 256),
+    "tag-attribute-blanks": (lambda n: "x</td" + " " * n, 256),
 }
 
 

@@ -132,6 +132,58 @@ def test_text_that_only_looks_like_markup_is_kept() -> None:
     assert clean(prose) == prose
 
 
+INLINE_HTML_PAGE = """# Middleware
+
+**FastAPI** implements the <abbr title="Asynchronous Server Gateway Interface">ASGI</abbr> specification:
+<dfn title="also known as: endpoints">path</dfn> operations, <abbr title="Object-Relational Mapper">ORM</abbr>s,
+<kbd>Ctrl</kbd>+<kbd>C</kbd> and **<strong>JWT</strong>** tokens.
+
+<details><summary>Or use <code>async def</code>...</summary>
+
+| Field | Notes |
+| `contact` | <table><tr><td><code>name</code></td><td><code>str</code></td></tr></table> |
+
+</details>
+
+```html
+<div class="termy"><abbr title="kept">ASGI</abbr></div>
+```
+
+Write `<div>` in a code span, and List<String> in prose.
+"""
+
+
+def test_inline_html_is_read_as_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 item 5: closing tags after a word ("ASGI</abbr>") stayed in the text, snippets and
+    query context; a table cell's tags leave its words apart; code keeps its tags."""
+    cleaned = clean(INLINE_HTML_PAGE)
+    assert cleaned.count("\n") == INLINE_HTML_PAGE.count("\n")
+    prose = cleaned.split("```html")[0]
+    for tag in ("</abbr>", "</dfn>", "</kbd>", "</code>", "</strong>", "</summary>", "<details>", "</td>"):
+        assert tag not in prose, tag
+    for kept in (
+        "implements the ASGI specification:",
+        "path operations, ORMs,",
+        "Ctrl+C and **JWT** tokens.",
+        "Or use async def...",
+        "| `contact` | name str |",
+        '```html\n<div class="termy"><abbr title="kept">ASGI</abbr></div>\n```',
+        "Write `<div>` in a code span, and List<String> in prose.",
+    ):
+        assert kept in cleaned, kept
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "middleware.md").write_text(INLINE_HTML_PAGE, encoding="utf-8")
+    db = tmp_path / "db"
+    index_folder(src, str(db), chunk_size=2000)
+    monkeypatch.setenv("LANCEDB_PATH", str(db))
+    engine = Engine(load())
+    hit = engine.search("ASGI specification", search_type="text").hits[0]
+    assert "implements the ASGI specification" in hit.snippet, hit.snippet
+    context = engine.query("async def ORM").context
+    assert "Or use async def..." in context and "</code>" not in context.split("```html")[0]
+
+
 def test_a_page_with_its_source_beside_it_counts_once(tmp_path: Path) -> None:
     """An AsciiDoc-style build: every page's source next to it, and include fragments in a folder below."""
     for name in ("git-add", "git-commit"):

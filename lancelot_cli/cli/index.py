@@ -48,7 +48,8 @@ def index(
             "EMBEDDING_MODEL (or --embed-model) is local:NAME, or when neither an OpenAI key nor "
             "OPENAI_BASE_URL is set: then the table's own local model, else all-MiniLM-L6-v2 if it is "
             "downloaded already. Otherwise EMBEDDING_MODEL through the OpenAI-compatible API at "
-            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). [default: a local "
+            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). --no-embed is saved "
+            "with the table: re-runs stay text only until --embed. [default: a local "
             "model only when one is on this machine (the local extra installed, nothing downloaded), "
             "else text only]",
             show_default=False,
@@ -66,11 +67,16 @@ def index(
         ),
     ] = None,
     chunk_size: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--chunk-size", min=200, max=100_000, help="Characters per chunk, about (use --rebuild after a change)."
+            "--chunk-size",
+            min=200,
+            max=100_000,
+            help="Characters per chunk, about; saved with the table, and a new size applies with --rebuild "
+            "[default: 1200, or as saved with the table].",
+            show_default=False,
         ),
-    ] = 1200,
+    ] = None,
     watch: Annotated[
         bool, typer.Option("--watch", help="Keep running and update the table when files change (Ctrl-C to stop).")
     ] = False,
@@ -163,6 +169,10 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     remember(settings, source)  # for the links to files that `search` prints on a terminal
     summary = report.as_dict()
     render.index_summary(summary)
+    if summary.get("chunkSizeNote"):
+        from rich.markup import escape
+
+        render.stderr().print(f"[yellow]note:[/] {escape(summary['chunkSizeNote'])}")
     return summary
 
 

@@ -53,7 +53,8 @@ def index_folder(source: Path | str, database: str, table: str = "documents", **
     had); the missing vectors follow, committed in steps (``embedding.fill_vectors``), and a
     run stopped there keeps a working text table and the vectors made so far (the next run
     embeds the rest). One writer at a time: a second run on the same table refuses.
-    Changing ``chunk_size`` applies to files read from then on: pass ``rebuild`` to re-chunk all.
+    ``chunk_size`` is saved with the table (None: the saved one, else 1,200); another size
+    applies with ``rebuild`` only (``report.chunk_size_note`` says so).
     ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
     files over ``max_file_size`` bytes are skipped and reported. A file that cannot be read
     because a Python module is missing fails the run (``IndexingError`` naming what to install).

@@ -21,13 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import ledger
-from lancelot_cli.indexer.chunking import CHUNK_CHARS
 from lancelot_cli.indexer.describe import read_descriptions
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, Filled, fill_vectors, text_only
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
 from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.rows import rows_for
+from lancelot_cli.indexer.saved_options import (
+    DEFAULT_OPTIONS,
+    chosen_options,
+    chunk_size,
+    chunk_size_note,
+    no_embed,
+)
 from lancelot_cli.indexer.scanning import HTML, Scan, nothing_to_index, scan
 from lancelot_cli.indexer.signals import (
     Interrupted,
@@ -55,9 +61,6 @@ from lancelot_cli.storage.schema import (
 if TYPE_CHECKING:
     from lancelot_cli.storage.writer import TableWriter
 
-# The index options a table has when none were saved with it.
-DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
-
 Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
 OnEmbed = Callable[[int, int, str], None]  # (chunks embedded, chunks to embed, the model embedding them)
 Rows = list[dict[str, Any]]
@@ -68,7 +71,7 @@ class Options:
     """How to index, besides where: the `lancelot index` flags, as the command was given them."""
 
     embed: bool | None = None  # None: with a local model when one is on this machine (indexer/run.py)
-    chunk_size: int = CHUNK_CHARS
+    chunk_size: int | None = None  # None: as saved with the table, else chunking.CHUNK_CHARS (saved_options)
     rebuild: bool = False
     extensions: tuple[str, ...] = ()  # as typed: "py", ".TS", "py,ts" (normalise_extensions)
     max_file_size: int = MAX_FILE_BYTES
@@ -98,7 +101,7 @@ def folder_job(
     database: str,
     table: str = "documents",
     *,
-    chunk_size: int = CHUNK_CHARS,
+    chunk_size: int | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
     embed: Embed | None = None,
@@ -114,7 +117,7 @@ def folder_job(
     """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all."""
     chosen = Embedding(embed, model)
     options = Options(
-        embed=embed is not None,
+        embed=True if embed is not None else None,  # no embed: no choice saved with the table
         chunk_size=chunk_size,
         rebuild=rebuild,
         extensions=tuple(extensions),
@@ -215,7 +218,7 @@ def _run(job: IndexJob, owns: bool) -> IndexReport:
             known = None if fresh or job.options.rebuild or not is_local(job.database) else ledger.load(*_where(job))
             plan = None
             if known is not None and known.current:  # the table is as the last run left it
-                embedding = job.embedder(known.stored_model)
+                embedding = _embedding(job, known.stored_model, known.options)
                 plan = plan_run(job, None, report, known)
                 if _nothing_to_do(plan, known, embedding):
                     _answer_from_ledger(job, plan, known, embedding, report)
@@ -253,7 +256,7 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
         job.database, job.table, job.storage_options, replace_damaged=job.options.rebuild, checked=trusted
     )
     report.indexes_built = list(writer.indexes_built)
-    embedding = ready.embedding or job.embedder(writer.stored_model)
+    embedding = ready.embedding or _embedding(job, writer.stored_model, writer.index_options())
     report.vectors_hint = embedding.hint
     plan = ready.plan or plan_run(job, writer, report, known)
     rows, read = read_changed(job, plan, report)
@@ -275,6 +278,12 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
         complete = known.complete_model  # no row came without a vector
     if is_local(job.database):
         ledger.save(*_where(job), _ledger_after(job, writer, plan, states, skipped, complete))
+
+
+def _embedding(job: IndexJob, stored_model: str | None, saved: dict[str, Any]) -> Embedding:
+    """What the run embeds with: nothing when ``--no-embed`` says so, now or saved with the table
+    (then without the hint on how to get vectors: the choice was made); else the job's choice."""
+    return Embedding() if no_embed(job.options, saved) else job.embedder(stored_model)
 
 
 def _nothing_to_do(plan: Plan, known: ledger.Ledger, embedding: Embedding) -> bool:
@@ -359,7 +368,8 @@ def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, kno
     """Walk the folder and compare each document's size and mtime with what the table recorded
     (the ledger's copy when it is current; ``writer`` may be None then); racy files are hashed."""
     recorded = _recorded(job, writer, known)
-    chosen = _chosen_options(job.options, recorded.saved)
+    chosen = chosen_options(job.options, recorded.saved, recorded.exists)
+    report.chunk_size_note = chunk_size_note(job.options, chosen)
     as_of_ns = time.time_ns()
     descriptions = read_descriptions(job.source)  # .lancelotdescribe: kept with the options when there is one
     if descriptions:
@@ -435,20 +445,6 @@ def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows,
     writer.use_languages(report.languages)
 
 
-def _chosen_options(options: Options, saved: dict[str, Any]) -> dict[str, Any]:
-    """``--exclude`` and site detection for this run: as given, else as saved with the table (and
-    the documents' languages: ``choose_languages``)."""
-    if options.exclude is None:
-        patterns = tuple(saved.get("exclude", ()))
-    else:
-        patterns = tuple(pattern for pattern in options.exclude if pattern.strip())  # --exclude '' clears
-    detect = bool(saved.get("siteDetection", True)) if options.site_detection is None else options.site_detection
-    chosen: dict[str, Any] = {"exclude": list(patterns), "siteDetection": detect}
-    if isinstance(saved.get("languages"), list):
-        chosen["languages"] = saved["languages"]
-    return chosen
-
-
 def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, set[str]]:
     """The rows of the documents in ``plan.todo``, and the documents read. A file that cannot be
     read or parsed goes to ``report.skipped`` and keeps its rows; a missing Python module fails the
@@ -458,6 +454,7 @@ def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, 
     todo = _readable(plan.todo, report)
     html = any(Path(rel).suffix.lower() in HTML for rel in todo)
     suffix = _title_suffix(job.source, plan.found.paths) if html else None
+    size = chunk_size(job.options, plan.chosen)
     with closing(read_all(job.source, todo, job.workers, job.options.max_file_size)) as results:
         for done, (rel, result) in enumerate(results, start=1):
             if isinstance(result, MissingModule):
@@ -468,7 +465,7 @@ def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, 
                 read.add(rel)
                 if suffix and result.kind == "html":
                     result = replace(result, title=strip_suffix(result.title, suffix))
-                rows.extend(rows_for(result, job.options.chunk_size, plan.found.stats[rel]))
+                rows.extend(rows_for(result, size, plan.found.stats[rel]))
                 report.notes.extend((rel, note) for note in result.notes)
             if job.progress:
                 job.progress(rel, done, len(todo))

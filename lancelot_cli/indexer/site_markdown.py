@@ -13,8 +13,9 @@ snippets and context blocks, and spends an agent's budget on raw HTML. Outside c
   title (or the kind, "Note") stays as a line of its own, the fence lines go and the
   indented body is dedented;
 - raw HTML: ``<style>``/``<script>`` blocks and comments dropped, tags of HTML elements and of JSX
-  components (``<Tabs>``, ``<TabItem value="x">``) dropped with their text kept, images that are
-  links (badges: ``[![build](...)](...)``) dropped;
+  components (``<Tabs>``, ``<TabItem value="x">``) dropped with their text kept (a block element's
+  tag between two words leaves a blank: table cells), images that are links (badges:
+  ``[![build](...)](...)``) dropped; code fences and code spans keep their tags;
 - MDX ``import``/``export`` lines, Hugo shortcodes (``{{< note >}}``, ``{{% tab %}}``) and Liquid or
   Jinja tags (``{% raw %}``, ``{{ page.title }}``): dropped.
 
@@ -62,10 +63,20 @@ _HTML_ELEMENTS = (
     "ins kbd label li main mark nav noscript ol p picture pre q s samp section small source span strike strong "
     "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr"
 )
+# An opening tag right after a word or a dot is a type's parameter (List<String>, Map<K, V>), not
+# markup; a closing tag is markup wherever it stands: "the ASGI</abbr> specification" (a generic
+# never writes "</"). The pattern read one line before the lookbehind covered closing tags too,
+# and 135 closing tags of the FastAPI pages stayed in the text (issue 39 item 5).
 _TAG = re.compile(
-    r"(?<![\w.])</?(?:(?:"
+    r"(?:</|(?<![\w.])<)(?P<name>"
     + "|".join(_HTML_ELEMENTS.split())
-    + r")|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)(?:\s[^<>]*)?/?>"
+    + r"|[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*)(?:\s[^<>]*)?/?>"
+)
+# Elements that end a run of text in the built page (a table cell, a list item, a line break):
+# their tags leave a blank between the words they stood between ("<td>name</td><td>str</td>").
+_BLOCK_ELEMENTS = frozenset(
+    "address article aside blockquote br caption center dd details div dl dt figcaption figure footer h1 h2 h3 "
+    "h4 h5 h6 header hr li main nav ol p pre section summary table tbody td tfoot th thead tr ul".split()
 )
 
 
@@ -120,9 +131,39 @@ def _clean_line(line: str) -> str:
         return line
     # Inline code (`<div>`, `{{ value }}`) is shown as written: only the text between code spans is cleaned.
     parts = _CODE_SPAN.split(line)
-    return "".join(
-        part if i % 2 else _TAG.sub("", _without_badges(_SHORTCODE.sub("", part))) for i, part in enumerate(parts)
-    )
+    return _without_tags([part if i % 2 else _without_badges(_SHORTCODE.sub("", part)) for i, part in enumerate(parts)])
+
+
+def _without_tags(parts: list[str]) -> str:
+    """The line whose ``parts`` are text and code spans in turn (``_CODE_SPAN.split``), joined
+    without the tags of HTML elements and JSX components in its text parts. A block element's tag
+    between two words leaves one blank (``<td>name</td><td>str</td>`` -> ``name str``); at the
+    start or end of the line, or beside a blank, it leaves nothing (the line's indentation stays
+    what it was: four blanks more would make it a code block). One pass over each part."""
+    out: list[str] = []
+    apart = False  # a block tag was dropped since the last text kept
+    last = ""  # the last character kept ("" at the start of the line)
+
+    def keep(text: str) -> None:
+        nonlocal apart, last
+        if not text:
+            return
+        if apart and last and not last.isspace() and not text[0].isspace():
+            out.append(" ")
+        out.append(text)
+        apart, last = False, text[-1]
+
+    for i, part in enumerate(parts):
+        if i % 2 or "<" not in part:
+            keep(part)
+            continue
+        done = 0
+        for tag in _TAG.finditer(part):
+            keep(part[done : tag.start()])
+            apart = apart or tag.group("name") in _BLOCK_ELEMENTS
+            done = tag.end()
+        keep(part[done:])
+    return "".join(out)
 
 
 def _include(line: str) -> str | None:

@@ -1,0 +1,77 @@
+"""The index options saved with a table, and a run's: what a flag given now changes, and what a
+run without the flag keeps. They live in the field metadata of the `path` column
+(`TableWriter.save_index_options`) and are saved again only when they change.
+
+- ``exclude`` and ``siteDetection``: a run without ``--exclude`` or ``--[no-]site-detection``
+  keeps the saved ones.
+- ``embed: false``, after ``--no-embed``: a run without ``--embed``/``--no-embed`` stays text only
+  and says nothing about vectors (the choice was made; issue 39 item 9a: the "or --no-embed to say
+  no" note came back on every run). ``--embed`` (or ``--embed-model``) removes it, and plain runs
+  embed with a local model when one is here again.
+- ``chunkSize``: the size every chunk of the table was cut at, saved by a run that made or rebuilt
+  the table. A run without ``--chunk-size`` uses it; one with another size keeps it too (a table
+  whose files were cut at two sizes would rank them unevenly, and only the changed files would
+  get the new one) and says in one line that ``--rebuild`` applies the new size (item 9b: it was
+  taken for the changed files only, without a word). A table made before the size was saved has
+  none: there a run cuts at the size given (or the default), as it always did.
+- ``languages`` and ``descriptions``: kept by the pipeline (``choose_languages``, ``plan_run``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lancelot_cli.indexer.chunking import CHUNK_CHARS
+
+if TYPE_CHECKING:
+    from lancelot_cli.indexer.pipeline import Options
+
+# The index options a table has when none were saved with it.
+DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
+
+
+def chosen_options(options: Options, saved: dict[str, Any], exists: bool) -> dict[str, Any]:
+    """This run's options in the form they are saved in, from its flags (``options``), the ones
+    ``saved`` with the table, and whether the table ``exists`` already."""
+    if options.exclude is None:
+        patterns = tuple(saved.get("exclude", ()))
+    else:
+        patterns = tuple(pattern for pattern in options.exclude if pattern.strip())  # --exclude '' clears
+    detect = bool(saved.get("siteDetection", True)) if options.site_detection is None else options.site_detection
+    chosen: dict[str, Any] = {"exclude": list(patterns), "siteDetection": detect}
+    if isinstance(saved.get("languages"), list):
+        chosen["languages"] = saved["languages"]
+    if no_embed(options, saved):
+        chosen["embed"] = False
+    size = _saved_size(saved)
+    if not exists or options.rebuild:
+        chosen["chunkSize"] = options.chunk_size or size or CHUNK_CHARS
+    elif size:
+        chosen["chunkSize"] = size
+    return chosen
+
+
+def no_embed(options: Options, saved: dict[str, Any]) -> bool:
+    """Whether the run writes no vectors because ``--no-embed`` says so, now or saved with the table."""
+    return options.embed is False or (options.embed is None and saved.get("embed") is False)
+
+
+def chunk_size(options: Options, chosen: dict[str, Any]) -> int:
+    """The size this run cuts chunks at: the table's, else the one given, else the default."""
+    return int(chosen.get("chunkSize") or options.chunk_size or CHUNK_CHARS)
+
+
+def chunk_size_note(options: Options, chosen: dict[str, Any]) -> str | None:
+    """The line that says a ``--chunk-size`` other than the table's waits for ``--rebuild``."""
+    size = chosen.get("chunkSize")
+    if options.chunk_size is None or not size or options.chunk_size == size:
+        return None
+    return (
+        f"--chunk-size {options.chunk_size} is not applied: the table's chunks are cut at {size} characters; "
+        f"run again with --rebuild to cut every file at {options.chunk_size}"
+    )
+
+
+def _saved_size(saved: dict[str, Any]) -> int | None:
+    size = saved.get("chunkSize")
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None

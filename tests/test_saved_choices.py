@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
-from lancelot_cli.storage.schema import OPTIONS_TAG
+from lancelot_cli.storage.schema import HASH, OPTIONS_TAG
 from tests.conftest import lancelot_command, subprocess_env
 
 NOTE = "note: text search only"
@@ -123,3 +123,32 @@ def test_a_new_chunk_size_waits_for_rebuild_and_says_so(tmp_path: Path) -> None:
     (src / "c.md").write_text(f"# Paddles\n\n{paragraphs}\n", encoding="utf-8")
     index(src, db)  # a plain run keeps the saved size for the new file
     assert max(chunk_lengths(db)) <= 300
+
+
+def test_text_an_older_version_read_is_read_again_once(tmp_path: Path) -> None:
+    """A table whose text an older version read (issue 39 item 5: `ASGI</abbr>` stayed in the
+    FastAPI docs' tables until --rebuild) has every file read again by the next plain run, once."""
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    docs.mkdir()
+    (docs / "asgi.md").write_text("# ASGI\n\nIt implements the <abbr>ASGI</abbr> specification.\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\nNothing to clean here.\n", encoding="utf-8")
+    index(docs, db)
+    assert saved(db)["textVersion"] >= 2
+    # The table as the older version left it: the tag in the text, no text version saved.
+    table = lancedb.connect(str(db)).open_table("documents")
+    old = {key: value for key, value in saved(db).items() if key != "textVersion"}
+    old_text = "ASGI It implements the ASGI</abbr> specification."
+    table.update(where="path = 'asgi.md'", values={"text": old_text, HASH: "hash of the old text"})
+    table.update_field_metadata({"path": "path", "metadata": {OPTIONS_TAG: json.dumps(old)}})
+
+    again = index(docs, db)
+    summary = json.loads(again.stdout)
+    assert summary["textReadAgain"] is True and summary["updated"] == 1 and summary["added"] == 0
+    texts = lancedb.connect(str(db)).open_table("documents").to_arrow()["text"].to_pylist()
+    assert not any("</abbr>" in text for text in texts) and any("ASGI specification" in text for text in texts)
+    assert "every file was read again" in again.stderr
+
+    after = index(docs, db)
+    summary = json.loads(after.stdout)
+    assert summary["textReadAgain"] is False and summary["updated"] == 0
+    assert "read again" not in after.stderr

@@ -173,6 +173,11 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
         from rich.markup import escape
 
         render.stderr().print(f"[yellow]note:[/] {escape(summary['chunkSizeNote'])}")
+    if summary.get("textReadAgain"):
+        render.stderr().print(
+            "[yellow]note:[/] every file was read again: this version of lancelot reads documents' text "
+            "more cleanly than the one that made the table (later runs read only what changed)"
+        )
     return summary
 
 

@@ -33,6 +33,7 @@ from lancelot_cli.indexer.saved_options import (
     chunk_size,
     chunk_size_note,
     no_embed,
+    read_again,
 )
 from lancelot_cli.indexer.scanning import HTML, Scan, nothing_to_index, scan
 from lancelot_cli.indexer.signals import (
@@ -380,7 +381,8 @@ def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, kno
     report.site = found.site_note()
     if not found.paths and not recorded.exists:  # a first run that would make an empty table: say why
         raise NothingToIndex(nothing_to_index(job.source, found))
-    full, state = job.options.rebuild, recorded.state
+    report.text_read_again = read_again(recorded.saved, recorded.exists) and not job.options.rebuild
+    full, state = job.options.rebuild or report.text_read_again, recorded.state
     todo, again, hashed = [], [], 0
     for rel in found.paths:
         stat = found.stats[rel]

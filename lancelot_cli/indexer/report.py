@@ -35,6 +35,7 @@ class IndexReport:
     text_seconds: float | None = None  # from the start until the text was committed (vectors follow)
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     chunk_size_note: str | None = None  # a --chunk-size other than the table's waits for --rebuild (saved_options)
+    text_read_again: bool = False  # every file read again: an older version read the table's text (saved_options)
     optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
     # Not in as_dict either: files hashed to be sure although size and mtime matched (indexer/ledger.py),
     # and whether the run was answered from the ledger without opening the table.
@@ -67,6 +68,7 @@ class IndexReport:
             "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
             "vectorsHint": self.vectors_hint,
             "chunkSizeNote": self.chunk_size_note,
+            "textReadAgain": self.text_read_again,
             "fullTextIndexesBuilt": list(self.indexes_built),
             "languages": list(self.languages),
             "needExtra": {"paths": list(self.need_extra), "hint": self.extra_hint} if self.need_extra else None,

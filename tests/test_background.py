@@ -233,9 +233,11 @@ def test_an_answered_search_imports_no_heavy_library(shared: Setup, sample_db: P
 def test_status_names_the_background_server(shared: Setup, sample_db: Path) -> None:
     run = shared.lancelot("status", "--db", str(sample_db))
     assert run.answered and run.code == 0
-    pid = int((shared.socket_for(sample_db).parent / (shared.socket_for(sample_db).name + ".lock")).read_text())
+    pid = int(Path(f"{shared.socket_for(sample_db)}.lock").read_text().split()[0])
     assert pid in shared.pids()
-    assert f"Background server  running (lancelot serve --socket, pid {pid}; exits after 2 idle minutes" in run.out
+    said = run.out[run.out.index("Background server") :].split("\n\n")[0].replace("\n", "")
+    assert said.startswith(f"Background server  running (lancelot serve --socket, pid {pid}, "), said
+    assert f" MiB; databases open: {sample_db}; exits after 2 idle minutes" in said
     cold = shared.lancelot("status", "--db", str(sample_db), warm=False)
     assert "Background server  off (LANCELOT_WARM=0)" in cold.out
 
@@ -245,15 +247,19 @@ def test_status_names_the_background_server(shared: Setup, sample_db: Path) -> N
 def test_the_server_runs_in_the_settings_it_was_started_with(shared: Setup, sample_db: Path, tmp_path: Path) -> None:
     """Other settings (here a default limit) get a server of their own, and the answer follows them."""
     cold = shared.lancelot("search", "refund", "--json", "--db", str(sample_db), warm=False)
-    other = Setup(tmp_path / "config", root=shared.root, LANCEDB_DEFAULT_LIMIT="2")  # a second socket beside
-    before = len(shared.sockets())
+    other = Setup(tmp_path / "config", root=shared.root, LANCEDB_DEFAULT_LIMIT="2")  # another socket, same folder
+    (before,) = shared.sockets()
     first = other.console("search", "refund", "--json", "--db", str(sample_db))
     assert json.loads(first.stdout)["count"] == 2 < json.loads(cold.out)["count"]
-    _wait(lambda: len(shared.sockets()) == before + 1, f"no second server; log:\n{shared.log()}")
+    _wait(lambda: shared.sockets() == [other.socket_for(sample_db)], f"not replaced; log:\n{shared.log()}")
+    assert before != other.socket_for(sample_db)
     _wait(lambda: other.lancelot("status", "--db", str(sample_db)).answered, "the second server never answered")
+    _wait(lambda: len(shared.pids()) == 1, "at most one server is alive")
     hot = other.lancelot("search", "refund", "--json", "--db", str(sample_db))
     assert hot.answered and hot.out == first.stdout
-    assert shared.lancelot("search", "refund", "--json", "--db", str(sample_db)).out == cold.out
+    mine = shared.lancelot("search", "refund", "--json", "--db", str(sample_db))
+    assert mine.out == cold.out and not mine.answered  # never by the other settings' server
+    shared.start(sample_db)  # back, for the tests after this one
 
 
 @LINUX
@@ -372,6 +378,92 @@ def test_a_local_client_may_speak_mcp_on_the_socket(shared: Setup, sample_db: Pa
         assert found["result"]["content"][0]["text"].startswith("# Context for: refunds")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(shared.folder.stat().st_mode) == 0o700
+
+
+# -- one server for every database; a failed command starts none --------------------------------------
+
+MAX_RSS_MIB = 300  # issue 39 #3: after 100 searches on three databases
+
+
+def _three_databases(sample_db: Path, tmp_path: Path) -> list[Path]:
+    """The sample database, a copy, and one of a single document with a word found nowhere else."""
+    from lancelot_cli.indexer import index_folder
+
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_db, copy)
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "zephyr.md").write_text("# Zephyr\n\nThe zephyrquartz manual.\n", encoding="utf-8")
+    index_folder(tmp_path / "own", str(tmp_path / "third"))
+    return [sample_db, copy, tmp_path / "third"]
+
+
+def _rss_mib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) // 1024
+    raise AssertionError("no VmRSS")
+
+
+@LINUX
+@pytest.mark.slow
+def test_one_server_answers_for_every_database(setup: Setup, sample_db: Path, tmp_path: Path) -> None:
+    """Started by a search on one database, the server answers the next commands on two others (the
+    same output as in-process), `status` names it with its memory and databases, and after 100
+    searches over the three it stays one process under MAX_RSS_MIB."""
+    dbs = _three_databases(sample_db, tmp_path)
+    setup.start(dbs[0])
+    for db in dbs[1:]:
+        cold = setup.lancelot("search", "zephyrquartz", "--json", "--db", str(db), warm=False)
+        hot = setup.lancelot("search", "zephyrquartz", "--json", "--db", str(db))
+        assert hot.answered and (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code), setup.log()
+    assert [h["source"] for h in json.loads(hot.out)["hits"]] == ["zephyr.md"]  # the third's own answer
+    (pid,) = setup.pids()
+    assert setup.sockets() == [setup.socket_for(dbs[0])] == [setup.socket_for(dbs[2])]
+    status = setup.lancelot("status", "--db", str(dbs[1]))
+    said = status.out[status.out.index("Background server") :].split("\n\n")[0].replace("\n", "")
+    assert f"pid {pid}, " in said and f"databases open: {dbs[0]}, {dbs[1]}, {dbs[2]};" in said, said
+    with mock.patch.dict(os.environ, setup.env, clear=True):  # the CLI's own client, 100 searches
+        settings = [load(flags={"LANCEDB_PATH": str(db)}) for db in dbs]
+        words = ["refund policy", "warranty", "zephyrquartz", "shipping times", "returns", "manual"]
+        for n in range(100):
+            reply = background.call(settings[n % 3], "lancedb_search", {"query": words[n % len(words)]})
+            assert reply is not None and "hits" in reply
+    assert setup.pids() == [pid]
+    assert _rss_mib(pid) < MAX_RSS_MIB
+
+
+@LINUX
+@pytest.mark.slow
+def test_a_mistyped_database_is_answered_and_not_kept_open(setup: Setup, sample_db: Path, tmp_path: Path) -> None:
+    setup.start(sample_db)
+    wrong = str(tmp_path / "nope")
+    cold = setup.lancelot("search", "refund", "--db", wrong, warm=False)
+    hot = setup.lancelot("search", "refund", "--db", wrong)
+    assert hot.answered and (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+    assert hot.code == 1 and "does not exist" in hot.err
+    lock = Path(f"{setup.socket_for(sample_db)}.lock").read_text(encoding="utf-8")
+    assert lock.splitlines()[1:] == [str(sample_db)]
+    assert len(setup.pids()) == 1
+
+
+FAILING = {
+    "mistyped --db": ["search", "refund", "--db", "{tmp}/nope"],
+    "missing table": ["search", "refund", "--db", "{db}", "--table", "nope"],
+    "bad option": ["search", "refund", "--db", "{db}", "--limit", "0"],
+    "unknown option": ["search", "refund", "--db", "{db}", "--colour"],
+    "status of a missing database": ["status", "--db", "{tmp}/nope"],
+    "missing document": ["show", "nothing.md", "--db", "{db}"],
+}
+
+
+@LINUX
+@pytest.mark.slow
+@pytest.mark.parametrize("args", FAILING.values(), ids=FAILING.keys())
+def test_a_command_that_fails_starts_no_server(setup: Setup, sample_db: Path, tmp_path: Path, args: list[str]) -> None:
+    run = setup.console(*(a.format(tmp=tmp_path, db=sample_db) for a in args))
+    assert run.returncode != 0 and "started a background" not in run.stderr
+    time.sleep(0.5)  # a start is a detached Popen before the command exits: there would be one by now
+    assert setup.pids() == [] and setup.sockets() == []
 
 
 # -- freshness, idling out, unsafe places --------------------------------------------------------------
@@ -613,6 +705,40 @@ async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sa
     assert plain.meta is None or "lancelot/error" not in plain.meta
     error = background._error(kind)
     assert type(error).__name__ == "TableNotFoundError" and error.exit_code == 1 and str(error) == kind["message"]
+
+
+@pytest.mark.anyio
+async def test_only_the_socket_server_answers_for_another_database(sample_db: Path, tmp_path: Path) -> None:
+    """The `_meta` database key is honoured by `serve --socket` (any_database) alone: an agent over
+    stdio or HTTP gets its server's own database whatever it sends. Engines for more than MAX_OPEN
+    databases are not kept; a folder that does not exist gets its error and is not kept either."""
+    from lancelot_cli.server.databases import DATABASE_KEY, MAX_OPEN
+
+    settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db)})
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "zephyr.md").write_text("# Zephyr\n\nThe zephyrquartz manual.\n", encoding="utf-8")
+    from lancelot_cli.indexer import index_folder
+
+    index_folder(tmp_path / "own", str(tmp_path / "other"))
+    meta = {**background.WHOLE_REPLY, DATABASE_KEY: str(tmp_path / "other")}
+    async with Client(build_server(settings)) as client:
+        own = await client.call_tool("lancedb_search", {"query": "zephyrquartz"}, meta=meta)
+    assert own.structured_content["count"] == 0  # the sample database's answer
+    recorded: list[list[str]] = []
+    async with Client(build_server(settings, any_database=True, on_databases=recorded.append)) as client:
+        other = await client.call_tool("lancedb_search", {"query": "zephyrquartz"}, meta=meta)
+        missing = await client.call_tool(
+            "lancedb_search", {"query": "x"}, meta={**meta, DATABASE_KEY: str(tmp_path / "nope")}
+        )
+        for n in range(MAX_OPEN + 1):
+            shutil.copytree(sample_db, tmp_path / f"copy{n}")
+            await client.call_tool("lancedb_status", {}, meta={**meta, DATABASE_KEY: str(tmp_path / f"copy{n}")})
+    assert [h["source"] for h in other.structured_content["hits"]] == ["zephyr.md"]
+    assert missing.is_error and missing.meta["lancelot/error"]["kind"] == "DatabaseNotFoundError"
+    assert all(str(tmp_path / "nope") not in opened for opened in recorded)
+    assert str(tmp_path / "other") in recorded[0]  # (with the server's own, once its warm-up opened it)
+    last = recorded[-1]
+    assert len(last) == MAX_OPEN and str(tmp_path / f"copy{MAX_OPEN}") in last and str(tmp_path / "copy0") not in last
 
 
 def test_init_stops_every_background_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,3 +83,18 @@ def test_the_engine_opens_its_database_with_the_setting(big_table: Path, tmp_pat
 def test_a_bad_cap_is_a_one_line_error(raw: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="LANCELOT_INDEX_CACHE_MB must be"):
         load(environ={"LANCELOT_CONFIG_DIR": str(tmp_path), "LANCELOT_INDEX_CACHE_MB": raw})
+
+
+def test_databases_with_the_same_cap_share_one_cache(sample_db: Path, tmp_path: Path) -> None:
+    """The background server keeps three databases open (server/databases.py): with one session per
+    cap they hold one cap of index data between them, not one each."""
+    import shutil
+
+    shutil.copytree(sample_db, tmp_path / "copy")
+    first = ReadOnlyDatabase(str(sample_db), index_cache_mb=7)
+    second = ReadOnlyDatabase(str(tmp_path / "copy"), index_cache_mb=7)
+    other = ReadOnlyDatabase(str(tmp_path / "copy"), index_cache_mb=9)
+    before = other.index_cache_bytes()
+    assert list(first.table("documents").fts("refund", "text", 5, ["id"]))
+    assert second.index_cache_bytes() == first.index_cache_bytes() > 0  # what the first search cached
+    assert other.index_cache_bytes() == before  # another cap: another cache

@@ -310,7 +310,7 @@ def main() -> None:
     _PROCESS_EXIT = True
     code = run()
     background = sys.modules.get("lancelot_cli.cli.background")  # loaded by a read command, LANCELOT_WARM on
-    if background is not None:
+    if background is not None and code in (0, None):  # a failed command (a mistyped --db) starts none
         try:
             _flush_output()  # whoever reads our output need not wait for the start
             background.start_pending()  # after the output: the next read command finds a server

@@ -10,12 +10,25 @@ the next command, saying so on stderr the first time. Anything wrong on the way 
 refused or unreadable reply, an argument the tool rejects) runs the call in-process instead: never a
 worse answer than without it. This module is standard library only: no SDK, no pydantic, no lancedb.
 
-One server per settings fingerprint: the version, the Python, every setting's value, the variables
-that choose a key or object-store credentials, and the working folder when the database path is
-relative. The server keeps the environment and folder it was started with; a command whose
-fingerprint differs gets its own. Its files live in a folder only this user may enter: 0700, owned
-by us, not a link (``$XDG_RUNTIME_DIR/lancelot``, else ``<temp dir>/lancelot-<uid>``); otherwise
-nothing is started. POSIX only.
+One server for every database, at most one alive. The server answers for whichever database a call
+names (``DATABASE_KEY`` in the call's `_meta`; server/databases.py keeps three open); its socket is
+named by a fingerprint of the version, the Python, every other setting's value, the variables that
+choose a key or object-store credentials, and the working folder when the database path is relative
+(the server resolves it in the folder it was started in). The server keeps the environment and
+folder it was started with; a command whose fingerprint differs starts its own and the others are
+told to exit (their sockets removed), so no server answers with another environment's settings or
+key and at most one holds memory. A command that failed starts none (app.py ``main``): a mistyped
+`--db` would otherwise leave a server behind. Its files live in a folder only this user may enter:
+0700, owned by us, not a link (``$XDG_RUNTIME_DIR/lancelot``, else ``<temp dir>/lancelot-<uid>``);
+otherwise nothing is started. POSIX only.
+
+Why one server for every database rather than one per database with at most one alive (issue 39):
+100 searches alternating between three databases (the sample, the FastAPI docs: 1,396 chunks, and
+these docs: 219) on a shared 2-core machine left, one server per database (before): 3 servers,
+584 MiB, 0.16 s a search; one alive serving one database: 1 server of 207 MiB (30 searches), but each
+search after a switch ran in-process and started a server (0.82 s median with three in a row per
+database, 1.26 s alternating each time, 4 processes for a moment); one for every database: 1
+server of 218 MiB, 0.17 s a search after a switch, 0.29 s the first time a database is opened.
 """
 
 from __future__ import annotations
@@ -33,7 +46,8 @@ from lancelot_cli import errors
 from lancelot_cli.settings import FIELDS, OTHER_ENVIRONMENT, Settings
 
 PROTOCOL_VERSION = "2025-11-25"  # the newest MCP revision with the initialize handshake (tests check the SDK has it)
-WHOLE_REPLY = {"lancelot/reply": "whole"}  # server/app.py WHOLE_REPLY_KEY
+WHOLE_REPLY = {"lancelot/reply": "whole"}  # server/tools.py WHOLE_REPLY_KEY
+DATABASE_KEY = "lancelot/db"  # server/databases.py DATABASE_KEY: the database a call is about
 ERROR_KEY = "lancelot/error"
 CONNECT_TIMEOUT = 0.05  # a live server accepts at once (AF_UNIX)
 HANDSHAKE_TIMEOUT = 2.0  # no `initialize` answer by then: stuck, run in-process
@@ -55,7 +69,7 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
     """The tool's whole reply (the `--json` form) from the background server, None to run in-process.
     An engine error the server reports is raised here as the LancelotError it was."""
     path = socket_path(settings)
-    if path is None:
+    if path is None or not settings.db_uri:  # no database: in-process says how to name one
         return None
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -71,7 +85,7 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
         except OSError:
             return None
         try:
-            result = _exchange(sock, tool, dict(arguments))
+            result = _exchange(sock, tool, dict(arguments), settings.db_uri)
         except (OSError, ValueError, EOFError):  # gone, stuck, or an unreadable reply: in-process
             return None
     return _reply(result)
@@ -85,7 +99,7 @@ def initialize_request(request_id: int, client: str, version: str = "1") -> dict
     return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
 
 
-def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any]) -> Any:
+def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any], database: str) -> Any:
     lines = _lines(sock)
     sock.settimeout(HANDSHAKE_TIMEOUT)
     _send(sock, initialize_request(1, "lancelot-cli", _version()))
@@ -97,7 +111,7 @@ def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any]) -> Any:
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments, "_meta": WHOLE_REPLY},
+            "params": {"name": tool, "arguments": arguments, "_meta": {**WHOLE_REPLY, DATABASE_KEY: database}},
         },
     )
     sock.settimeout(None)  # a long search is fine; Ctrl-C ends the wait
@@ -198,7 +212,7 @@ def fingerprint(settings: Settings) -> str:
         sys.version,
         str(settings.config_dir),
     ]
-    parts += [f"{field.name}={getattr(settings, field.attr)!r}" for field in FIELDS]
+    parts += [f"{field.name}={getattr(settings, field.attr)!r}" for field in FIELDS if field.name != "LANCEDB_PATH"]
     parts += sorted(
         f"{name}={value}"
         for name, value in os.environ.items()
@@ -253,6 +267,7 @@ def start_pending() -> None:
         return
     if not safe(where):
         return
+    stop_all(but=path)  # at most one alive: one for other settings (or folder) makes way
     import subprocess
 
     env = dict(os.environ)
@@ -309,24 +324,62 @@ def running(settings: Settings) -> int | None:
     path = socket_path(settings)
     if path is None or not os.path.exists(path):
         return None
+    return _recorded(path)[0]
+
+
+def _recorded(path: str) -> tuple[int | None, list[str]]:
+    """What the server at ``path`` wrote beside it (server/unix.py): its pid and open databases."""
     try:
-        with open(f"{path}.lock", encoding="ascii") as fh:
-            return int(fh.read().strip() or 0) or None
+        with open(f"{path}.lock", encoding="utf-8", errors="replace") as fh:
+            first, *databases = fh.read().splitlines()
+        return int(first.strip() or 0) or None, databases
     except (OSError, ValueError):
+        return None, []
+
+
+def described(settings: Settings, pid: int) -> str:
+    """`lancelot status`'s words for the running server: pid, memory, the databases it has open."""
+    path = socket_path(settings)
+    databases = _recorded(path)[1] if path else []
+    parts = [f"lancelot serve --socket, pid {pid}"]
+    rss = _rss_mib(pid)
+    if rss is not None:
+        parts.append(f"{rss} MiB")
+    said = ", ".join(parts)
+    return f"{said}; databases open: {', '.join(databases)}" if databases else said
+
+
+def _rss_mib(pid: int) -> int | None:
+    """Resident memory of ``pid`` in MiB (Linux /proc; elsewhere `ps`), None when unknown."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import subprocess
+
+    try:
+        out = subprocess.run(["ps", "-o", "rss=", "-p", str(pid)], capture_output=True, text=True, timeout=2)
+        return int(out.stdout.strip()) // 1024
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
 
 
-def stop_all() -> int:
-    """Remove every background server's socket (each exits within seconds); how many there were.
-    `lancelot init` does this: a server keeps the key and settings it started with."""
+def stop_all(but: str | None = None) -> int:
+    """Remove every background server's socket but ``but``'s (each exits within seconds); how many
+    there were. `lancelot init` does this (a server keeps the key and settings it started with), and
+    each start: at most one is alive."""
     where = folder()
     if not safe(where):
         return 0
     stopped = 0
     for name in os.listdir(where):
-        if name.startswith("s") and name.endswith(".sock"):
+        found = os.path.join(where, name)
+        if name.startswith("s") and name.endswith(".sock") and found != but:
             try:
-                os.unlink(os.path.join(where, name))
+                os.unlink(found)
                 stopped += 1
             except OSError:
                 pass

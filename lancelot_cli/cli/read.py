@@ -394,7 +394,7 @@ def _background_line(settings: Settings) -> str:
     pid = background.running(settings)
     idle = f"exits after {settings.warm_minutes:g} idle minutes; LANCELOT_WARM=0 turns it off"
     if pid is not None:
-        return f"running (lancelot serve --socket, pid {pid}; {idle})"
+        return f"running ({background.described(settings, pid)}; {idle})"
     if background.pending():
         return f"starting, for the next read command ({idle})"
     return f"not running ({idle})"

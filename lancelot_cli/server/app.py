@@ -34,6 +34,7 @@ from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import AgentDocument, echo, language_names
 from lancelot_cli.server import collector, tools
+from lancelot_cli.server.databases import Engines
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.replies import MAX_ERROR_CHARS
 from lancelot_cli.server.replies import capped as _capped
@@ -165,9 +166,10 @@ class LancelotServer(MCPServer):
     """MCPServer whose prompts are read from the database when a client asks: each document with
     ``kind: agent`` in its front matter, or under ``agents/``, is a prompt (read-only)."""
 
-    def __init__(self, get_engine: Callable[[], Engine], metrics: Metrics, **kwargs: Any) -> None:
+    def __init__(self, engines: Engines, metrics: Metrics, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._get_engine = get_engine
+        self._engines = engines
+        self._get_engine = engines.get
         self.metrics = metrics
         self._listed: list[Tool] | None = None
 
@@ -192,6 +194,7 @@ class LancelotServer(MCPServer):
         error: str | None = None
         reply_chars = 0
         whole = _whole_reply.set(tools.asks_whole(context))
+        database = self._engines.ask(context)
         try:
             schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
             unknown = unknown_arguments(list(arguments), schema) if schema is not None else None
@@ -226,6 +229,7 @@ class LancelotServer(MCPServer):
             reply_chars = len(str(exc))
             raise
         finally:
+            self._engines.done(database)
             _whole_reply.reset(whole)
             self.metrics.record(name, time.perf_counter() - started, len(to_json(arguments)), reply_chars, error)
 
@@ -280,22 +284,18 @@ def build_server(
     *,
     protocol_version: str | None = None,
     metrics: Metrics | None = None,
+    any_database: bool = False,
+    on_databases: Callable[[list[str]], None] | None = None,
 ) -> MCPServer:
-    """The MCP server with the read-only tools over ``engine`` (built on first use when None)."""
+    """The MCP server with the read-only tools over ``engine`` (built on first use when None).
+    ``any_database``: a call may name another database (server/databases.py; `serve --socket` only),
+    ``on_databases`` hears which are open."""
     from mcp_types.version import LATEST_PROTOCOL_VERSION
 
-    holder: dict[str, Engine] = {}
-    if engine is not None:
-        holder["engine"] = engine
-
-    def get_engine() -> Engine:
-        if "engine" not in holder:
-            holder["engine"] = Engine(settings)
-        return holder["engine"]
-
+    engines = Engines(settings, engine, any_database=any_database, on_change=on_databases)
     metrics = metrics or Metrics()
     server = LancelotServer(
-        get_engine,
+        engines,
         metrics,
         name="lancelot",
         title="Lancelot",
@@ -305,5 +305,5 @@ def build_server(
         log_level="WARNING" if settings.log_level_number > 10 else "DEBUG",
         lifespan=_lifespan,
     )
-    tools.register(server, settings, get_engine, metrics, protocol_version or LATEST_PROTOCOL_VERSION)
+    tools.register(server, settings, engines.get, metrics, protocol_version or LATEST_PROTOCOL_VERSION)
     return server

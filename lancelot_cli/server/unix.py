@@ -5,9 +5,11 @@ newline-delimited JSON-RPC, exactly as over stdio (the SDK's stdio transport, gi
 streams, through the same bad-line handling as `serve`). Sessions run side by side over one engine
 and one lifespan, so lancedb, open tables and a local model stay loaded between commands.
 
-The socket file is made with mode 0600 (the folder it is in is the caller's business: the CLI's is
-0700, see cli/background.py). Beside it, ``PATH.lock`` holds this process's id under an exclusive
-lock: a second server for the same path exits at once. The server exits, removing its socket file,
+A call may name the database it is about (server/databases.py): one server answers for every
+database its user asks about with the settings it was started with. The socket file is made with
+mode 0600 (the folder it is in is the caller's business: the CLI's is 0700, see cli/background.py).
+Beside it, ``PATH.lock`` holds this process's id, then the databases it has open, one a line, under
+an exclusive lock: a second server for the same path exits at once. The server exits, removing its socket file,
 after ``idle_minutes`` without a connection, when its socket file is removed or replaced (the next
 server's), when a module of the package changed since it started (checked on each connection,
 which it then closes unanswered: the client runs the call itself), or on SIGTERM, SIGHUP or Ctrl-C.
@@ -44,7 +46,9 @@ def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Pa
     from lancelot_cli.server.metrics import Metrics
     from lancelot_cli.server.stdio import _InitGate
 
-    server = build_server(settings, metrics=Metrics(metrics_log))
+    server = build_server(
+        settings, metrics=Metrics(metrics_log), any_database=True, on_databases=lambda uris: _record(lock, uris)
+    )
     configure_logging(settings)
     log_tuning(tuned)
     lowlevel = server._lowlevel_server
@@ -78,6 +82,14 @@ def _take_lock(path: str) -> int | None:
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
+
+
+def _record(fd: int, databases: list[str]) -> None:
+    """The lock file: our pid, then the databases open (what `lancelot status` shows)."""
+    text = "".join(f"{line}\n" for line in (str(os.getpid()), *databases))
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode("utf-8", "surrogateescape"), 0)
 
 
 def _remove_lock(path: str, fd: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -293,6 +294,22 @@ def _filtered(search: Any, row_filter: RowFilter | None) -> Any:
     return search if where is None else search.where(where, prefilter=True)
 
 
+_SESSIONS: dict[int, Any] = {}  # cap in MiB -> this process's lancedb.Session with that cap
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _session(index_cache_mb: int) -> Any:
+    """One LanceDB session per cap in a process: databases open side by side (the CLI's background
+    server keeps three, server/databases.py) share one cap of index and metadata caches instead of
+    holding one each. LanceDB keys its cache entries by dataset, so sharing changes no answer."""
+    import lancedb
+
+    with _SESSIONS_LOCK:
+        if index_cache_mb not in _SESSIONS:
+            _SESSIONS[index_cache_mb] = lancedb.Session(index_cache_size_bytes=index_cache_mb << 20)
+        return _SESSIONS[index_cache_mb]
+
+
 class ReadOnlyDatabase:
     """A LanceDB database opened for reading; table handles are kept (see ``table``).
 
@@ -335,7 +352,7 @@ class ReadOnlyDatabase:
         self._handles: dict[str, tuple[Any, Any]] = {}  # name -> (folder identity, LanceDB table)
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
-            self._session = lancedb.Session(index_cache_size_bytes=index_cache_mb << 20) if index_cache_mb else None
+            self._session = _session(index_cache_mb) if index_cache_mb else None
             self._db = lancedb.connect(
                 uri,
                 read_consistency_interval=timedelta(seconds=consistency),
@@ -346,8 +363,9 @@ class ReadOnlyDatabase:
             raise DatabaseNotFoundError(_store_problem(uri, exc)) from None
 
     def index_cache_bytes(self) -> int | None:
-        """Bytes LanceDB's caches hold for this database (index and file metadata), or None when it
-        uses LanceDB's shared default session (no ``index_cache_mb``)."""
+        """Bytes LanceDB's caches hold for this database and any other opened with the same cap in
+        this process (index and file metadata), or None when it uses LanceDB's shared default
+        session (no ``index_cache_mb``)."""
         return None if self._session is None else int(self._session.size_bytes)
 
     def table_names(self) -> list[str]:

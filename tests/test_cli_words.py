@@ -56,6 +56,21 @@ def test_a_window_cut_to_fit_names_the_budget_option_too(long_db: Path) -> None:
     assert "--budget" in result.stdout and "contextBudget" not in result.stdout
 
 
+def test_a_small_budget_after_a_heading_shows_the_start_of_the_next_chunk(tmp_path: Path) -> None:
+    """`show --page 30 -b 600` of a PDF manual printed one heading-only chunk and "3 more chunks cut"
+    (issue 39): a chunk that does not fit whole is cut to fit while 200 characters of room are left."""
+    from lancelot_cli.indexer import index_folder
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    long = " ".join(f"Step {k} opens the drain valve and waits." for k in range(60))
+    (folder / "manual.md").write_text(f"# Manual\n\n## Default rules file\n\n{long}\n", encoding="utf-8")
+    index_folder(str(folder), str(tmp_path / "db"))
+    reply = json.loads(cli("show", "manual.md", "-b", "600", "--db", tmp_path / "db", "--json").stdout)
+    assert "Step 0 opens the drain valve" in reply["context"] and "[cut to fit:" in reply["context"]
+    assert len(reply["context"]) <= 600
+
+
 def test_too_many_phrasings_is_a_usage_error_naming_also(long_db: Path) -> None:
     also = [arg for n in range(7) for arg in ("--also", f"refund {n}")]
     for command in ("search", "query"):

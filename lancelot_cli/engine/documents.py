@@ -195,10 +195,15 @@ def overview(tbl: ReadOnlyTable, text_col: str, limit: int, narrow: RowFilter | 
     ]
 
 
+MIN_CUT = 200  # characters of room worth filling with the start of a chunk that does not fit whole
+
+
 def _join_within(header: str, texts: list[str], budget: int, first: int, source: str) -> tuple[str, int]:
     """Header plus whole chunk texts in order while they fit; a last line says what was cut and
-    which id to go on from. The first chunk is cut to fit rather than left out, so an answer is
-    never empty and "next" always moves past what was shown."""
+    which id to go on from. The chunk that does not fit is cut to fit rather than left out when it
+    is the first (so an answer is never empty) or when at least ``MIN_CUT`` characters of room are
+    left (a page whose first chunk is only a heading showed that heading alone: issue 39); "next"
+    always moves past what was shown."""
     body = header
     included = 0
     for n, text in enumerate(texts):
@@ -206,11 +211,12 @@ def _join_within(header: str, texts: list[str], budget: int, first: int, source:
         tail = _cut_line(rest, first + n + 1, source) if rest else ""
         piece = "\n" + text.strip() + "\n"
         if len(body) + len(piece) + len(tail) > budget:
-            if n == 0:
-                shown = cut_text(text, budget - len(body) - len(tail) - 2)
+            room = budget - len(body) - len(tail) - 2
+            if n == 0 or room >= MIN_CUT:
+                shown = cut_text(text, room)
                 if shown:
                     body += "\n" + shown + "\n"
-                    included = 1
+                    included += 1
             break
         body += piece
         included += 1

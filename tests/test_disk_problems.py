@@ -35,6 +35,15 @@ def test_the_reason_is_read_from_the_errno_or_lances_text(exc: BaseException, sa
     assert "(the table was not changed)" in line
 
 
+def test_a_step_after_the_commit_says_the_documents_are_in() -> None:
+    """A run whose commit stood and whose compaction then found the disk full said "the table was
+    not changed" (issue 37 item 7): the documents were in and searchable."""
+    line = disk.problem(OSError(errno.ENOSPC, "No space left on device"), "/db", committed=True)
+    assert line is not None and "the documents are written and searchable" in line and "not changed" not in line
+    assert disk.is_full(RuntimeError("lance error: No space left on device (os error 28)"))
+    assert not disk.is_full(OSError(errno.EROFS, "Read-only file system"))
+
+
 def test_other_errors_are_not_taken_for_disk_problems() -> None:
     assert disk.problem(OSError(errno.ENOENT, "No such file"), "/db") is None
     assert disk.problem(RuntimeError("lance error: Not found: x.lance"), "/db") is None
@@ -114,3 +123,37 @@ def test_a_disk_that_fills_up_keeps_the_old_table(mounts: Path, tmp_path: Path) 
     filler.unlink()
     after = subprocess.run(search, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     assert after == before
+
+
+@pytest.mark.slow
+def test_a_full_disk_gives_up_what_failed_writes_left_and_tries_again(mounts: Path, tmp_path: Path) -> None:
+    """Issue 37 item 7: the files of a write that failed on a full disk stay (LanceDB deletes a
+    failed transaction's files after 7 days), as do old versions, so every later run found the disk
+    full, even after documents were removed. Now a run that finds the disk full gives them up (it
+    holds the writer lock: no transaction of another writer is in flight) and tries once more. A
+    failed write's leftovers are made here as LanceDB leaves them: a data file no version refers to."""
+    assert _mount(mounts / "small", "size=3m")
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    db = mounts / "small" / "db"
+    assert _index(docs, db, mounts).returncode == 0
+    data = db / "documents.lance" / "data"
+    data_file = next(data.glob("*.lance"))
+    (data / ("0" * 24 + "leftover-of-a-failed-write.lance")).write_bytes(b"\0" * (1024 * 1024))
+    filler = mounts / "small" / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # the rest of the disk, as the failed write left it
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    (docs / "late.md").write_text("# Late note\n\nThe warehouse opens at seven on Saturdays.\n", encoding="utf-8")
+    run = _index(docs, db, mounts)
+    assert run.returncode == 0, run.stderr
+    assert data_file.exists() and not (data / ("0" * 24 + "leftover-of-a-failed-write.lance")).exists()
+    env = subprocess_env(LANCELOT_CONFIG_DIR=str(mounts / "config"))
+    search = [*lancelot_command(), "search", "warehouse Saturdays", "--json", "--db", str(db)]
+    found = subprocess.run(search, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
+    assert "late.md" in found

@@ -22,12 +22,29 @@ _TEXTS = {
 }
 
 
-def problem(exc: BaseException, where: str) -> str | None:
-    """One line for a write into ``where`` that failed for one of the reasons above, else None."""
-    code = exc.errno if isinstance(exc, OSError) else None
-    if code not in _PROBLEMS:
-        code = next((number for text, number in _TEXTS.items() if text in str(exc)), None)
+def problem(exc: BaseException, where: str, *, committed: bool = False) -> str | None:
+    """One line for a write into ``where`` that failed for one of the reasons above, else None.
+    ``committed``: the failed step came after the run's commit (compacting, folding the indexes),
+    so the documents are in and searchable."""
+    code = _code(exc)
     if code is None:
         return None
     what, todo = _PROBLEMS[code]
+    if committed:
+        return (
+            f"cannot finish writing the database in {where}: {what}; {todo} (the documents are written "
+            f"and searchable; compacting the table and its indexes waits for the next run)"
+        )
     return f"cannot write the database in {where}: {what}; {todo} (the table was not changed)"
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the quota) is full."""
+    return _code(exc) in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _code(exc: BaseException) -> int | None:
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code not in _PROBLEMS:
+        code = next((number for text, number in _TEXTS.items() if text in str(exc)), None)
+    return code

@@ -14,7 +14,9 @@ How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified 
    index whole) runs only when it pays (``OptimizePolicy``): a full-text search also scans the rows
    an index does not cover yet, and rows deleted or replaced are hidden at once, so a search right
    after a commit already finds the new words and not the removed ones (tests/test_deferred_optimize.py).
-   It keeps versions younger than 7 days, so a reader still on the previous version is not broken.
+   It keeps versions younger than 7 days, so a reader still on the previous version is not broken;
+   only a step that finds the disk full gives them up, with what failed writes left, and tries
+   again (``_with_room``).
 A run that finds nothing changed commits nothing.
 
 Vectors (``index --embed``) live in a ``vector`` column whose field metadata records the model
@@ -28,9 +30,10 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import timedelta
+from typing import Any, TypeVar
 
 from lancelot_cli.errors import IndexingError, TableDamagedError
 from lancelot_cli.storage import ann, damage, disk, writer_first
@@ -66,6 +69,8 @@ from lancelot_cli.storage.schema import (
     languages_path,
     local_path,
 )
+
+T = TypeVar("T")
 
 # Lance file format of new tables. lancedb 0.40 still writes 2.0 ("stable" there); 2.1, the
 # format Lance itself makes by default, reads a search's hits by row id faster (60 random rows of
@@ -387,12 +392,45 @@ class TableWriter:
         added, updated, deleted, touched = self._changes(rows, paths)
         if not (added or updated or deleted or touched or vectors_changed):
             return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
-        with _guard("write", self.db_uri, self.name):
-            if vectors_changed:
-                self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
-            self._merge(rows, paths, every_row=vectors_changed)
-        optimized = self.optimize()
+
+        def merge() -> None:
+            with _guard("write", self.db_uri, self.name):
+                if vectors_changed:
+                    self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
+                self._merge(rows, paths, every_row=vectors_changed)
+
+        self._with_room(merge)
+        optimized = self._with_room(self.optimize, committed=True)
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True, optimized=optimized)
+
+    def _with_room(self, step: Callable[[], T], *, committed: bool = False) -> T:
+        """``step()``; when it fails because the disk is full, give up every older version of the
+        table and the files the failed step left, then try it once more (issue 37 item 7: after a
+        full disk, the old versions, kept 7 days for readers, and the failed step's files, kept 7
+        days as "unverified", held the disk full for every later run, even --rebuild, and deleting
+        documents freed nothing). This run holds the writer lock, so no other transaction is in
+        progress; a reader still on an older version gets one error and then reads the latest.
+        ``committed``: the step comes after the run's commit, which stands (its error says so)."""
+        try:
+            return step()
+        except IndexingError as exc:
+            cause = exc.__cause__
+            if cause is None or not disk.is_full(cause) or self._tbl is None or not is_local(self.db_uri):
+                raise
+        with contextlib.suppress(Exception):  # best effort: the disk may not even hold a manifest
+            self._tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        try:
+            return step()
+        except IndexingError as exc:
+            cause = exc.__cause__
+            if not committed or cause is None or not disk.is_full(cause):
+                raise
+            raise IndexingError(disk.problem(cause, self.db_uri, committed=True) or str(exc)) from cause
+            with contextlib.suppress(Exception):  # best effort: the disk may not even hold a manifest
+                self._tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            if committed:
+                raise IndexingError(disk.problem(cause, self.db_uri, committed=True) or str(exc)) from cause
+            raise
 
     def _changes(self, rows: Sequence[dict[str, Any]], paths: set[str] | None) -> tuple[int, int, int, bool]:
         """(rows added, updated, deleted, whether some file's state changed) against the rows the

@@ -68,6 +68,19 @@ def mounts(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
 
 
+def _fill(filler: Path) -> Path:
+    """Write ``filler`` until its disk is full."""
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    return filler
+
+
 def _index(docs: Path, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = subprocess_env(LANCELOT_CONFIG_DIR=str(tmp_path / "config"))
     return subprocess.run(
@@ -109,15 +122,7 @@ def test_a_disk_that_fills_up_keeps_the_old_table(mounts: Path, tmp_path: Path) 
     before = subprocess.run(search, capture_output=True, text=True, env=env, timeout=120, check=True).stdout
     for n in range(20):  # 20 files of 200 KB: more than the disk has left, each under --max-file-size
         (docs / f"big{n}.md").write_text(f"# Big {n}\n\n" + f"lorem ipsum {n} dolor sit amet " * 7000, encoding="utf-8")
-    filler = mounts / "small" / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # the rest of the disk
-    try:
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError as exc:
-        assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
+    filler = _fill(mounts / "small" / "filler")  # the rest of the disk
     run = _index(docs, db, mounts)
     assert run.returncode == 1 and "the disk is full" in run.stderr, run.stderr
     filler.unlink()
@@ -140,15 +145,7 @@ def test_a_full_disk_gives_up_what_failed_writes_left_and_tries_again(mounts: Pa
     data = db / "documents.lance" / "data"
     data_file = next(data.glob("*.lance"))
     (data / ("0" * 24 + "leftover-of-a-failed-write.lance")).write_bytes(b"\0" * (1024 * 1024))
-    filler = mounts / "small" / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # the rest of the disk, as the failed write left it
-    try:
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError as exc:
-        assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
+    _fill(mounts / "small" / "filler")  # the rest of the disk, as the failed write left it
     (docs / "late.md").write_text("# Late note\n\nThe warehouse opens at seven on Saturdays.\n", encoding="utf-8")
     run = _index(docs, db, mounts)
     assert run.returncode == 0, run.stderr

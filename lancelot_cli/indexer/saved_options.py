@@ -24,12 +24,26 @@ run without the flag keeps. They live in the field metadata of the `path` column
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lancelot_cli.indexer.chunking import CHUNK_CHARS
 
-if TYPE_CHECKING:
-    from lancelot_cli.indexer.pipeline import Options
+
+class Options(Protocol):
+    """The flags of `lancelot index` read here (``pipeline.Options``; a protocol, so that this module
+    does not import the pipeline that imports it)."""
+
+    @property
+    def embed(self) -> bool | None: ...
+    @property
+    def chunk_size(self) -> int | None: ...
+    @property
+    def rebuild(self) -> bool: ...
+    @property
+    def exclude(self) -> tuple[str, ...] | None: ...
+    @property
+    def site_detection(self) -> bool | None: ...
+
 
 # Raise it when a change to reading or cleaning changes the text of a file already indexed
 # (2: inline HTML in Markdown read as its text, DocBook book-index entries left out; issue 39).

@@ -299,9 +299,10 @@ _SESSIONS_LOCK = threading.Lock()
 
 
 def _session(index_cache_mb: int) -> Any:
-    """One LanceDB session per cap in a process: databases open side by side (the CLI's background
-    server keeps three, server/databases.py) share one cap of index and metadata caches instead of
-    holding one each. LanceDB keys its cache entries by dataset, so sharing changes no answer."""
+    """One LanceDB session per cap in a process for local folders: databases open side by side (the
+    CLI's background server keeps three, server/databases.py) share one cap of index and metadata
+    caches instead of holding one each. LanceDB keys its cache entries by dataset, so sharing
+    changes no answer. Not for object stores: see ``ReadOnlyDatabase``."""
     import lancedb
 
     with _SESSIONS_LOCK:
@@ -352,7 +353,15 @@ class ReadOnlyDatabase:
         self._handles: dict[str, tuple[Any, Any]] = {}  # name -> (folder identity, LanceDB table)
         try:
             # For object stores connect lists the prefix: a wrong bucket or bad credentials fail here.
-            self._session = _session(index_cache_mb) if index_cache_mb else None
+            # Local folders share one session per cap; an object store gets its own: a session
+            # also keeps the object stores it opened, with the credentials they were opened with,
+            # and a later database without credentials read the first one's through them.
+            if not index_cache_mb:
+                self._session = None
+            elif is_local(uri):
+                self._session = _session(index_cache_mb)
+            else:
+                self._session = lancedb.Session(index_cache_size_bytes=index_cache_mb << 20)
             self._db = lancedb.connect(
                 uri,
                 read_consistency_interval=timedelta(seconds=consistency),

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import typer
 
-from lancelot_cli.cli import generate
 from lancelot_cli.cli.app import app
 from lancelot_cli.cli.options import complete_table
 from tests.conftest import REPO, lancelot_command, subprocess_env
+from tools import generate
 
 SHELLS = {"bash": "lancelot.bash", "zsh": "_lancelot", "fish": "lancelot.fish"}
 TIMEOUT = 60
@@ -36,9 +36,9 @@ def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("shell", list(SHELLS))
 def test_completion_file_is_up_to_date(shell: str) -> None:
     path = REPO / "completions" / SHELLS[shell]
-    assert path.is_file(), f"missing {path}; run: python -m lancelot_cli.cli.generate"
+    assert path.is_file(), f"missing {path}; run: python -m tools.generate"
     assert path.read_text(encoding="utf-8") == generate.completion_script(shell), (
-        f"{path} is out of date; run: python -m lancelot_cli.cli.generate"
+        f"{path} is out of date; run: python -m tools.generate"
     )
 
 
@@ -62,7 +62,7 @@ def test_zsh_file_is_a_compdef_file() -> None:
 
 
 def test_generate_check_reports_nothing_stale() -> None:
-    assert generate.stale() == [], "run: python -m lancelot_cli.cli.generate"
+    assert generate.stale() == [], "run: python -m tools.generate"
 
 
 def test_generate_check_names_a_changed_file(tmp_path: Path) -> None:

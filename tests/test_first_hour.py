@@ -15,9 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lancelot_cli.cli.app import app
-from lancelot_cli.cli.generate import REPO
 from lancelot_cli.cli.init.flow import KEY_DOC
-from tests.conftest import lancelot_command, subprocess_env
+from tests.conftest import REPO, lancelot_command, subprocess_env
 
 
 class Ran:

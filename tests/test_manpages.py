@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import typer
 
-from lancelot_cli.cli import generate
 from lancelot_cli.cli.app import app
 from tests.conftest import REPO
+from tools import generate
 
 MAN = REPO / "man"
 
@@ -47,7 +47,7 @@ def test_one_page_per_command_and_no_stale_pages() -> None:
 def test_page_is_up_to_date(page: str) -> None:
     wanted = generate.man_pages()[page]
     assert (MAN / page).read_text(encoding="utf-8") == wanted, (
-        f"man/{page} is out of date; run: python -m lancelot_cli.cli.generate"
+        f"man/{page} is out of date; run: python -m tools.generate"
     )
 
 
@@ -108,7 +108,7 @@ def test_page_is_valid_roff(page: str) -> None:
 
 
 def test_escaping_keeps_roff_control_characters_out_of_line_starts() -> None:
-    from lancelot_cli.cli.manpage import _line
+    from tools.manpage import _line
 
     assert _line(".hidden") == "\\&.hidden"
     assert _line("'quoted") == "\\&'quoted"

@@ -8,12 +8,12 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from lancelot_cli.cli import readable
 from lancelot_cli.cli.app import app
-from lancelot_cli.cli.generate import REPO
 from lancelot_cli.cli.readable_list import READ
 from lancelot_cli.indexer.scanning import EXTENSIONS
+from tests.conftest import REPO
 from tests.test_init import CLEAR, CTRL_C, ENTER, wizard
+from tools import readable
 
 
 def one_line(text: str) -> str:
@@ -21,7 +21,7 @@ def one_line(text: str) -> str:
 
 
 def test_the_generated_list_is_the_indexers() -> None:
-    assert readable.sentence() == READ  # else: python -m lancelot_cli.cli.generate
+    assert readable.sentence() == READ  # else: python -m tools.generate
     named = {suffix for _, suffixes in readable.groups() for suffix in suffixes}
     assert named == EXTENSIONS
     assert all(re.search(rf"[ (]{re.escape(suffix)}[,)]", READ) for suffix in EXTENSIONS)

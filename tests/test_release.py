@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,35 @@ def test_the_pypi_description_starts_with_the_install_and_carries_the_mcp_name(p
 
 def test_the_sdist_carries_the_examples_and_the_tests() -> None:
     manifest = (REPO / "MANIFEST.in").read_text(encoding="utf-8").split()
-    for folder in ("examples", "tests", "docs", "man", "completions", "mcpb", ".github"):
+    for folder in ("examples", "tests", "tools", "docs", "man", "completions", "mcpb", ".github"):
         assert folder in manifest
     for needed in ("tests/conftest.py", "tests/support/__init__.py", "tests/golden", "examples/sample-docs"):
         assert (REPO / needed).exists()
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_man_pages_and_completions_but_not_the_tools_that_write_them(tmp_path: Path) -> None:
+    """Issue 40: what generates the docs, man pages and completions (tools/) is the project's, not the
+    user's; the files it writes still land in share/."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(REPO), "-w", str(tmp_path), "--no-deps", "-q"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("lancelot_cli-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.startswith("tools/")]
+    moved = ("generate", "docgen", "docsample", "docrun", "manpage", "readable")
+    assert not [n for n in names if n.startswith("lancelot_cli/cli/") and Path(n).stem in moved]
+    assert "lancelot_cli/cli/readable_list.py" in names and "lancelot_cli/cli/reference.py" in names  # runtime
+    data = {n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n}
+    assert {f"share/man/man1/{p.name}" for p in (REPO / "man").glob("*.1")} <= data
+    assert {
+        "share/bash-completion/completions/lancelot.bash",
+        "share/zsh/site-functions/_lancelot",
+        "share/fish/vendor_completions.d/lancelot.fish",
+    } <= data
 
 
 def test_the_dockerfile_installs_the_lambda_extra() -> None:

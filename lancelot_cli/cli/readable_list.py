@@ -1,4 +1,4 @@
-"""Written by `python -m lancelot_cli.cli.generate` from the indexer's sets (readable.py)."""
+"""Written by `python -m tools.generate` from the indexer's sets (tools/readable.py)."""
 
 READ = (
     "Markdown (.md, .mdx, .mdown, .markdown), text (.txt, .text), HTML (.html, .htm, .xhtml), "

@@ -1,6 +1,6 @@
 """The command line described as data: commands, their arguments and options (names, metavar, help,
-default). One source for the `--help` screens (`render.help_screen`), the man pages (`manpage`) and
-the docs test, all read from the Typer app itself so they cannot drift apart.
+default). One source for the `--help` screens (`render.help_screen`) and, through `tools.generate.walk`, the
+man pages and the docs test, all read from the Typer app itself so they cannot drift apart.
 
 Stdlib and typer only: `lancelot --help` goes through here.
 """
@@ -118,16 +118,3 @@ def describe(command: Any, ctx: Any) -> CommandDoc:
         params,
         subcommands,
     )
-
-
-def walk(root: Any, prog_name: str = "lancelot") -> list[CommandDoc]:
-    """The root group and then each subcommand, in the order `lancelot --help` lists them."""
-    ctx = root.make_context(prog_name, [], resilient_parsing=True)
-    docs = [describe(root, ctx)]
-    for name in root.list_commands(ctx):
-        sub = root.get_command(ctx, name)
-        if sub is None or sub.hidden:
-            continue
-        sub_ctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
-        docs.append(describe(sub, sub_ctx))
-    return docs

@@ -7,7 +7,7 @@ that (tests/test_readable.py compares the three with the sets).
 
 `index --help` is built on every start of the CLI, and importing the indexer package costs about
 80 ms (pipeline, ledger, readers), more than the rest of a help screen. So the help and the wizard
-read `readable_list.READ`, a one-line module that `python -m lancelot_cli.cli.generate` writes from
+read `readable_list.READ`, a one-line module that `python -m tools.generate` writes from
 the sets (``--check`` and the test fail when a reader is added and it was not regenerated).
 A suffix with no name below is shown by its letters (".rst" as "RST"), so a new reader is listed
 even before someone names it.
@@ -59,5 +59,5 @@ def module_text() -> str:
     # Lines of at most 100 characters, as ruff formats them (json: the text holds no quote or backslash).
     lines = textwrap.wrap(sentence(), 90, drop_whitespace=False)
     body = "".join(f"    {json.dumps(line)}\n" for line in lines)
-    doc = '"""Written by `python -m lancelot_cli.cli.generate` from the indexer\'s sets (readable.py)."""'
+    doc = '"""Written by `python -m tools.generate` from the indexer\'s sets (tools/readable.py)."""'
     return f"{doc}\n\nREAD = (\n{body})\n"

@@ -1,4 +1,4 @@
-"""Man pages (roff, `man 7 man` macros) for `lancelot` and each subcommand, from `reference.walk`.
+"""Man pages (roff, `man 7 man` macros) for `lancelot` and each subcommand, from `tools.generate.walk`.
 
 click-man cannot do it for Typer 0.29: it keeps only ``click.Option`` parameters, and Typer's are
 its vendored click's, so its pages have no OPTIONS section. Every argument and option is written
@@ -11,7 +11,7 @@ import re
 
 from lancelot_cli.cli.reference import CommandDoc, ParamDoc, paragraphs
 
-GENERATED = '.\\" Generated from the Typer app by `python -m lancelot_cli.cli.generate`; do not edit.'
+GENERATED = '.\\" Generated from the Typer app by `python -m tools.generate`; do not edit.'
 _OPTION_TOKEN = re.compile(r"(?<![\w/.=-])--?[a-zA-Z][\w-]*")
 
 

@@ -6,7 +6,7 @@ A generated region is written as
     ...
     <!-- /generated -->
 
-and `python -m lancelot_cli.cli.generate` rewrites what lies between the two marks (with ``--check``
+and `python -m tools.generate` rewrites what lies between the two marks (with ``--check``
 it names the files where that differs, and exits 1). The kinds:
 
 * ``help [COMMAND]``: what ``lancelot [COMMAND] --help`` prints at 100 columns, without colour.
@@ -17,8 +17,9 @@ it names the files where that differs, and exits 1). The kinds:
   ``tools/list`` of a real ``lancelot serve`` spoken to over stdio (raw JSON-RPC, as a client sends).
 * ``reply NAME``: a `docsample.REPLIES` call to that server, and what it answered.
 * ``readable``: the kinds of files `lancelot index` reads, every suffix, from the indexer's sets
-  (`readable.sentence`).
-* ``modules``: every module of the package with the first paragraph of its docstring.
+  (`tools.readable.sentence`).
+* ``modules [FOLDER]``: every module of the package (or of FOLDER of the checkout, ``tools``) with the
+  first paragraph of its docstring.
 
 Nothing in a region is typed by hand: change the program (or `EXAMPLES`, `REPLIES`) and regenerate.
 The sample is made only when a region needs it, once per run.
@@ -33,7 +34,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from lancelot_cli.cli.docsample import EXAMPLES, PACKAGE, REPLIES, WIDTH, Sample, clean, environment
+from tools.docsample import EXAMPLES, PACKAGE, REPLIES, REPO, WIDTH, Sample, clean, environment
 
 REGION = re.compile(
     r"(?P<open><!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(?P<close><!-- /generated -->)", re.S
@@ -88,11 +89,11 @@ def settings_table() -> str:
     return "\n".join(rows)
 
 
-def module_map() -> str:
-    """Every module of the package and the first paragraph of its docstring."""
+def module_map(package: Path = PACKAGE) -> str:
+    """Every module of ``package`` and the first paragraph of its docstring."""
     rows = ["| module | what it is for |", "|---|---|"]
-    for path in sorted(PACKAGE.rglob("*.py"), key=lambda p: p.relative_to(PACKAGE).as_posix()):
-        rel = path.relative_to(PACKAGE).as_posix()
+    for path in sorted(package.rglob("*.py"), key=lambda p: p.relative_to(package).as_posix()):
+        rel = path.relative_to(package).as_posix()
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         name = rel.removesuffix("__init__.py") if rel != "__init__.py" else rel
         rows.append(f"| `{name}` | {_cell(doc.split(chr(10) * 2)[0])} |")
@@ -215,10 +216,10 @@ class Generator:
             return help_block(args)
         if kind == "settings" and not args:
             return settings_table()
-        if kind == "modules" and not args:
-            return module_map()
+        if kind == "modules" and len(args) <= 1:
+            return module_map(REPO / args[0] if args else PACKAGE)
         if kind == "readable" and not args:
-            from lancelot_cli.cli.readable import sentence
+            from tools.readable import sentence
 
             return f"{sentence()}."
         if kind == "example" and args:

@@ -1,18 +1,18 @@
 """Regenerate (or check) the files made from the program: shell completions, man pages and the docs.
 
-    python -m lancelot_cli.cli.generate            # write completions/, man/ and the docs' generated parts
-    python -m lancelot_cli.cli.generate --check    # exit 1 and name the files that are out of date
+    python -m tools.generate            # write completions/, man/ and the docs' generated parts
+    python -m tools.generate --check    # exit 1 and name the files that are out of date
 
 * ``completions/lancelot.bash``, ``completions/_lancelot`` (zsh), ``completions/lancelot.fish``: exactly
   what ``_LANCELOT_COMPLETE=source_bash|source_zsh|source_fish lancelot`` prints. They call back
   into ``lancelot`` for the words, so command names, options, enum values and table names (the
   ``*.lance`` folders of the database folder, for ``--table``) always match the installed version.
-* ``man/lancelot.1`` and ``man/lancelot-<command>.1``: see `manpage`.
+* ``man/lancelot.1`` and ``man/lancelot-<command>.1``: see `tools.manpage`.
 * ``lancelot_cli/cli/readable_list.py``: the kinds of files `lancelot index` reads, for its help and
-  the `init` wizard, from the indexer's sets (see `readable`).
+  the `init` wizard, from the indexer's sets (see `tools.readable`).
 * the regions of README.md and docs/*.md marked ``<!-- generated: ... -->``: `--help` screens,
   example output on the bundled sample, the settings table, the MCP tools, the module map; see
-  `docgen` (about ten seconds: it indexes the sample and asks a real `lancelot serve`).
+  `tools.docgen` (about ten seconds: it indexes the sample and asks a real `lancelot serve`).
 
 tests/test_completions.py, tests/test_manpages.py and tests/test_docs.py fail when the files differ
 from what this module makes now, so a changed option, setting, tool or output means: run this,
@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from lancelot_cli.cli.reference import CommandDoc
+from lancelot_cli.cli.reference import CommandDoc, describe
 
 PROG = "lancelot"
 COMPLETE_VAR = "_LANCELOT_COMPLETE"
 COMPLETION_FILES = {"bash": "lancelot.bash", "zsh": "_lancelot", "fish": "lancelot.fish"}
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def completion_script(shell: str) -> str:
@@ -42,20 +41,32 @@ def completion_script(shell: str) -> str:
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
 
 
+def walk(root: Any, prog_name: str = "lancelot") -> list[CommandDoc]:
+    """The root group and then each subcommand, in the order `lancelot --help` lists them."""
+    ctx = root.make_context(prog_name, [], resilient_parsing=True)
+    docs = [describe(root, ctx)]
+    for name in root.list_commands(ctx):
+        sub = root.get_command(ctx, name)
+        if sub is None or sub.hidden:
+            continue
+        sub_ctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
+        docs.append(describe(sub, sub_ctx))
+    return docs
+
+
 def app_reference() -> list[CommandDoc]:
-    """`reference.walk` over the real `lancelot` app. It lives here, not in `reference`, which `app`
-    reaches through `helpfmt`: importing the app from there was a cycle (app -> helpfmt -> reference -> app)."""
+    """`walk` over the real `lancelot` app (man pages, the docs test). The app is imported here, not in
+    `reference`, which `app` reaches through `helpfmt`: that was a cycle (app -> helpfmt -> reference -> app)."""
     import typer
 
     from lancelot_cli.cli.app import app
-    from lancelot_cli.cli.reference import walk
 
     return walk(typer.main.get_command(app))
 
 
 def man_pages() -> dict[str, str]:
     from lancelot_cli._version import __version__
-    from lancelot_cli.cli.manpage import pages
+    from tools.manpage import pages
 
     return pages(app_reference(), __version__)
 
@@ -64,7 +75,7 @@ def artifacts() -> dict[str, str]:
     """Path relative to the repository -> content, for every generated file."""
     files = {f"completions/{name}": completion_script(shell) for shell, name in COMPLETION_FILES.items()}
     files.update({f"man/{name}": text for name, text in man_pages().items()})
-    from lancelot_cli.cli import readable
+    from tools import readable
 
     files[readable.GENERATED] = readable.module_text()
     return files
@@ -100,19 +111,19 @@ def write(root: Path = REPO) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lancelot_cli.cli.generate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.generate", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only report files that are out of date (exit 1)")
     parser.add_argument("--root", type=Path, default=REPO, help=f"the checkout (default {REPO})")
     parser.add_argument("--no-docs", action="store_true", help="completions and man pages only")
     opts = parser.parse_args(argv)
-    from lancelot_cli.cli import docgen
+    from tools import docgen
 
     if opts.check:
         out = stale(opts.root) + ([] if opts.no_docs else docgen.stale(opts.root))
         for path in out:
             print(f"out of date: {path}", file=sys.stderr)
         if out:
-            print("run: python -m lancelot_cli.cli.generate", file=sys.stderr)
+            print("run: python -m tools.generate", file=sys.stderr)
         return 1 if out else 0
     for path in write(opts.root) + ([] if opts.no_docs else docgen.write(opts.root)):
         print(f"wrote {path}", file=sys.stderr)

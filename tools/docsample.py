@@ -5,8 +5,9 @@ the `REPLIES` of a real `lancelot serve` to tool calls on it, for `docgen`'s ``e
 Everything runs in a new temporary folder, shown as /home/you: the sample is copied there and
 indexed with ``--no-embed`` by the first example; then a `lancelot serve` on stdio (sent the
 handshake, ``tools/list`` and every reply's call at once, as raw JSON-RPC) and the ``serve --http``
-example start beside the other examples, which run in this process through the real `app` with
-Typer's CliRunner: as on a 100-column terminal with colour removed, or piped. Every variable
+example start beside the other examples, which run through the real `app` with Typer's CliRunner
+in one `docrun` process started in that folder (``cwd=``: nothing here changes the working folder):
+as on a 100-column terminal with colour removed, or piped. Every variable
 Lancelot reads is cleared first; no key, no keychain, no local model, no warm process. Durations,
 timestamps, the folder's path and the HTTP port are normalised, and a table whose cells got shorter
 is laid out again, so that every run on every machine prints the same text. About ten seconds.
@@ -25,15 +26,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lancelot_cli.cli.background import initialize_request
 
-PACKAGE = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "lancelot_cli"
 WIDTH = 100
 HOME = "/home/you"  # what the temporary folder is shown as
 TIMEOUT = 90  # seconds a server started here may take to answer everything
@@ -196,6 +198,11 @@ def _realign(before: list[str], after: list[str]) -> list[str]:
     return out
 
 
+def _pythonpath() -> str:
+    """The checkout first: the processes started here import its `lancelot_cli` (and `tools`)."""
+    return os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+
+
 def environment(removed: tuple[str, ...], **values: str) -> dict[str, str | None]:
     """CliRunner's ``env``: every variable Lancelot reads or that changes how output looks unset (and
     ``removed``), then ``values``."""
@@ -338,7 +345,7 @@ class Sample:
             shutil.rmtree(home, ignore_errors=True)
 
     def _make(self, home: Path) -> None:
-        shutil.copytree(PACKAGE.parent / "examples" / "sample-docs", home / "examples" / "sample-docs")
+        shutil.copytree(REPO / "examples" / "sample-docs", home / "examples" / "sample-docs")
         script = home / ".venv" / "bin" / "lancelot"  # `init` prints the script it runs from
         script.parent.mkdir(parents=True)
         script.write_text('#!/bin/sh\nexec python3 -m lancelot_cli "$@"\n', encoding="utf-8")
@@ -356,9 +363,9 @@ class Sample:
         self.normal = [(str(home.resolve()), HOME), (str(home), HOME)]  # /tmp is /private/tmp on macOS
         cleared = {**os.environ, **environment(("PYTHONPATH",), **private)}
         process_env = {k: v for k, v in cleared.items() if v is not None}
-        process_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE.parent), os.environ.get("PYTHONPATH")) if p)
-        with _inside(home, script):
-            self.examples[EXAMPLES[0].name] = self._run(EXAMPLES[0], private, home)
+        process_env["PYTHONPATH"] = _pythonpath()
+        with closing(Runner(home, script)) as runner:
+            self.examples[EXAMPLES[0].name] = self._run(runner, EXAMPLES[0], private, home)
             # The database exists: start the servers, which run beside the other examples.
             session: Session | None = Session(home, {**process_env, "LANCEDB_PATH": str(home / "sample-db")})
             servers: dict[str, Server] = {}
@@ -369,7 +376,7 @@ class Sample:
                         self._take(session.replies())
                         session = None
                     if not example.process:
-                        self.examples[example.name] = self._run(example, private, home)
+                        self.examples[example.name] = self._run(runner, example, private, home)
                 if session is not None:
                     self._take(session.replies())
                     session = None
@@ -390,18 +397,14 @@ class Sample:
         text = "\n".join(_realign(before.split("\n"), text.split("\n")))
         return _DURATION.sub("in 1.0 s", _TIMESTAMP.sub(_stamp, text))
 
-    def _run(self, example: Example, private: dict[str, str], home: Path) -> str:
-        from typer.testing import CliRunner
-
-        from lancelot_cli.cli.app import app
-
+    def _run(self, runner: Runner, example: Example, private: dict[str, str], home: Path) -> str:
         args = [arg.replace("$PWD", str(home)) for arg in shlex.split(example.command)][1:]
         shown = {"FORCE_COLOR": "1", "NO_COLOR": "1", "TTY_INTERACTIVE": "0"} if example.terminal else {}
         env = environment((), **private, **shown, COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH))
         env.update(example.env)
-        result = CliRunner().invoke(app, args, prog_name="lancelot", env=env)
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise RuntimeError(f"example {example.name!r} raised {result.exception!r}") from result.exception
+        result = runner.invoke(args, env)
+        if result.exception is not None:
+            raise RuntimeError(f"example {example.name!r} raised:\n{result.exception}")
         command = example.command + (example.pipe[0] if example.pipe else "")
         if example.stdout_to:
             out = [
@@ -431,14 +434,52 @@ class Sample:
             self.replies[reply.name] = json.loads(self._normal(json.dumps(got[3 + i][1])))
 
 
-@contextmanager
-def _inside(home: Path, script: Path) -> Iterator[None]:
-    """Run in ``home`` as if started from ``script``."""
-    before, argv0 = os.getcwd(), sys.argv[0]
-    os.chdir(home)
-    sys.argv[0] = str(script)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-        sys.argv[0] = argv0
+@dataclass(frozen=True)
+class Result:
+    """What `docrun` sends back for one example: CliRunner's streams, exit code, and the traceback of
+    an exception that was not an exit."""
+
+    stdout: str
+    stderr: str
+    output: str
+    exit_code: int
+    exception: str | None
+
+
+class Runner:
+    """A `docrun` process in ``home``, started as if from ``script``: it runs the examples one by one."""
+
+    def __init__(self, home: Path, script: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": _pythonpath()}
+        self.log = open(home / "docrun.log", "w+b")  # noqa: SIM115 (closed in close())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tools.docrun", str(script)],
+            cwd=home,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            encoding="utf-8",
+        )
+
+    def invoke(self, args: list[str], env: dict[str, str | None]) -> Result:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"args": args, "env": env}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            self.log.seek(0)
+            raise RuntimeError(f"docrun stopped: {self.log.read().decode(errors='replace')[-2000:]}")
+        return Result(**json.loads(line))
+
+    def close(self) -> None:
+        """Let it finish (stdin closed) and end."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()

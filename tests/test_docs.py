@@ -11,7 +11,7 @@ Where commands are read from:
 * inline code in prose that starts with `lancelot` (`lancelot init --show`).
 Other blocks (JSON, TOML) hold configuration, not command lines, and are skipped.
 
-Options are read from the app itself (`reference.walk`): no list here to keep up to date.
+Options are read from the app itself (`tools.generate.walk`): no list here to keep up to date.
 
 The generated regions (`<!-- generated: ... -->`) are checked by making them again: about ten
 seconds, since it indexes the sample and asks a real `lancelot serve`. When that test fails, run

@@ -167,6 +167,9 @@ def test_sigterm_stops_every_worker_and_exits_0(tmp_path: Path, sample_db: Path)
 def test_killing_the_parent_ends_the_workers(tmp_path: Path, sample_db: Path) -> None:
     served = start(tmp_path, sample_db, "--workers", "2")
     workers = workers_of(served, 2)
+    # Serving first: a worker still importing when its parent dies learns it only once it has loaded
+    # the app (server/workers.py watch_parent), which a loaded CI machine took over 10 s to reach.
+    serving(served, workers)
     served.proc.kill()
     served.proc.wait(timeout=10)
     deadline = time.monotonic() + GONE_WITHIN

@@ -87,11 +87,30 @@ def run(
 ) -> SearchResult:
     """Run ``request`` on ``tbl`` (limit and search type already checked)."""
     facts = tbl.facts
+    ask = _ask(tbl, request, text_col, limit)
+    said = phrasings.distinct(request.query, request.queries)
+    asked = request.search_type
+    plan = _plan(tbl, asked, text_col, vector_col, embedding)
+    if len(said) > 1:
+        return _run_phrasings(ask, said, asked, plan, embedding)
+    if _text_only(asked, plan, ask):
+        plan = Plan("text", None)
+    hits, search_type, ranking_name, note = _searched(ask, asked, plan, embedding)
+    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
+    if weak:
+        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
+    folders = described(facts.descriptions, hits)
+    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+
+
+def _ask(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, limit: int) -> ranking.Ask:
+    """The request as the ranking reads it: words, filter, columns, boosts and the per-document cap."""
+    facts = tbl.facts
     tbl.require_column(text_col, "text", facts)
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(
+    return ranking.Ask(
         tbl,
         request.query,
         query_words(request.query, split_words),
@@ -105,13 +124,13 @@ def run(
         query_terms(request.query, facts.analyses.get(text_col, DEFAULT)),
         facts.analyses.get(text_col, DEFAULT),
     )
-    said = phrasings.distinct(request.query, request.queries)
-    asked = request.search_type
-    plan = _plan(tbl, asked, text_col, vector_col, embedding)
-    if len(said) > 1:
-        return _run_phrasings(ask, said, asked, plan, embedding)
-    if _text_only(asked, plan, ask):
-        plan = Plan("text", None)
+
+
+def _searched(
+    ask: ranking.Ask, asked: SearchType, plan: Plan, embedding: Embedding
+) -> tuple[list[Hit], SearchKind, Ranking, str | None]:
+    """The hits of ``plan``, with the kind and ranking that made them and a note; a vector or hybrid
+    search that fails (or, under auto, finds nothing) falls back to text search, the note says why."""
     hits: list[Hit] = []
     note = plan.note
     search_type: SearchKind | None = None
@@ -135,11 +154,7 @@ def run(
         search_type = "text"
         note = "; ".join(part for part in (note, text_note) if part) or None
     assert search_type is not None and ranking_name is not None
-    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
-    if weak:
-        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
-    folders = described(facts.descriptions, hits)
-    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+    return hits, search_type, ranking_name, note
 
 
 def _text_only(asked: SearchType, plan: Plan, ask: ranking.Ask) -> bool:

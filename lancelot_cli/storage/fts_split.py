@@ -1,7 +1,7 @@
 """The weighted multi-column BM25 query on a large table, computed from single-column queries
 with the same result, or not at all (the caller then runs the combined query).
 
-LanceDB runs a BooleanQuery over several indexed columns (``reader.fts_query``: the text plus the
+LanceDB runs a BooleanQuery over several indexed columns (``read_table.fts_query``: the text plus the
 weighted title, heading path and file path) with a scorer that visits every posting of every
 query word: on SciFact chunks it took 12 ms at 10,000 rows, 32 ms at 100,000 and 70-98 ms at
 300,000, while a single-column query prunes (WAND) and stays near 10 ms. So, on a large table:

@@ -126,14 +126,7 @@ def plan_for(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: s
             ),
         )
     if stored_model and stored_model != embedding.model:
-        return Plan(
-            "text",
-            (
-                f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
-                f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
-                f"or re-index with `lancelot index --embed`)"
-            ),
-        )
+        return _other_model(stored_model, embedding.model, "lancelot index --embed")
     return _vector_plan(tbl, asked, text_col, column, key, None)
 
 
@@ -157,21 +150,17 @@ def _local_plan(
     is refused with a note, never used on those vectors."""
     if local_embed.is_local(stored):
         if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):
-            return Plan(
-                "text",
-                (
-                    f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
-                    f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
-                    f"{configured}`)"
-                ),
-            )
+            return _other_model(stored, configured, f"lancelot index --embed-model {configured}")
         return _vector_plan(tbl, asked, text_col, column, None, stored)
     if stored:  # made by an API model, asked with a local one
-        return Plan(
-            "text",
-            (
-                f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
-                f"search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model {configured}`)"
-            ),
-        )
+        return _other_model(stored, configured, f"lancelot index --embed-model {configured}")
     return _vector_plan(tbl, asked, text_col, column, None, configured)  # an unlabelled column
+
+
+def _other_model(stored: str, configured: str, reindex: str) -> Plan:
+    """Text search, with the note for vectors made by another model than the one configured."""
+    return Plan(
+        "text",
+        f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
+        f"search (set EMBEDDING_MODEL={stored} or re-index with `{reindex}`)",
+    )

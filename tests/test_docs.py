@@ -258,7 +258,7 @@ def test_generated_regions_are_up_to_date(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(os, "chdir", no_chdir)
     found = docgen.rendered(REPO)
-    assert {"README.md", "docs/commands.md", "docs/settings.md", "docs/tools.md", "docs/design.md"} <= set(found)
+    assert {"README.md", "docs/commands.md", "docs/settings.md", "docs/tools.md", "docs/modules.md"} <= set(found)
     stale = {path: pair for path, pair in found.items() if pair[0] != pair[1]}
     if stale:
         path, (now, wanted) = next(iter(stale.items()))

@@ -14,7 +14,8 @@ from lancelot_cli.engine import agents, choices, documents, listing
 from lancelot_cli.engine import search as searching
 from lancelot_cli.engine import status as statuses
 from lancelot_cli.engine.packing import Chunk, pack
-from lancelot_cli.engine.search import Embedder, SearchRequest
+from lancelot_cli.engine.plan import Embedder, Embedding, warm
+from lancelot_cli.engine.search import SearchRequest
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
 from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MIN_BUDGET
 from lancelot_cli.mdtext import plain_headings
@@ -74,9 +75,7 @@ class Engine:
     ) -> None:
         self.settings = settings
         self._find_key = find_key or (lambda: find_openai_key(settings.config_dir))
-        self._embedding = searching.Embedding(
-            self._find_key, make_embedder or self._openai_embedder, settings.embedding_model
-        )
+        self._embedding = Embedding(self._find_key, make_embedder or self._openai_embedder, settings.embedding_model)
         self._db: ReadOnlyDatabase | None = None
 
     def _openai_embedder(self, key: FoundKey) -> Embedder:
@@ -307,7 +306,7 @@ class Engine:
     def warm_embeddings(self) -> str | None:
         """Start loading the local model the default table's vectors are searched with (in a background
         thread, so no call waits for it unless it needs it); its identity, or None when there is none."""
-        return searching.warm(self._table(None), self.settings.vector_column, self._embedding)
+        return warm(self._table(None), self.settings.vector_column, self._embedding)
 
     def version(
         self,

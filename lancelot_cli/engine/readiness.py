@@ -1,5 +1,5 @@
 """What a search of a table will do, in one line (`status`, ``lancedb_status``): worked out by the
-plan a search itself follows (``search.auto_plan``), so status and search cannot disagree.
+plan a search itself follows (``plan.auto_plan``), so status and search cannot disagree.
 
 "hybrid: works, local all-MiniLM-L6-v2, 384-d" or "text only: the table has no vectors; run
 `lancelot index SRC --embed`": the search that runs, then the model and size of the vectors it
@@ -10,7 +10,7 @@ to do about it.
 from __future__ import annotations
 
 from lancelot_cli import local_embed
-from lancelot_cli.engine import search as searching
+from lancelot_cli.engine import plan as planning
 from lancelot_cli.storage.reader import ReadOnlyTable
 
 NO_VECTORS = "text only: the table has no vectors; run `lancelot index SRC --embed`"
@@ -24,10 +24,10 @@ def model_name(model: str) -> str:
     return "local " + (name if name.startswith("/") else name.rsplit("/", 1)[-1])
 
 
-def search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: searching.Embedding) -> str:
+def search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: planning.Embedding) -> str:
     """What `lancelot search QUERY` (type auto) does on ``tbl``, and why when it is text only."""
     text = "text" if text_col in tbl.facts.fts_columns else "text (a substring scan: no full-text index)"
-    plan = searching.auto_plan(tbl, text_col, vector_col, embedding)
+    plan = planning.auto_plan(tbl, text_col, vector_col, embedding)
     column = tbl.facts.vector(vector_col)
     if column is None:
         return NO_VECTORS if text == "text" else f"{text} only: the table has no vectors"

@@ -1,26 +1,26 @@
-"""A search from request to result: which search to run (the plan), running it, and falling back
-to text search with a note that says why when vectors cannot be used."""
+"""A search from request to result: the plan run, with a fallback to text search that says why.
+
+Which search to run is engine/plan.py; several phrasings are ranked at once and fused here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lancelot_cli import local_embed, redact
-from lancelot_cli.credentials import FoundKey
+from lancelot_cli import redact
 from lancelot_cli.engine import phrasings, ranking, strength
+from lancelot_cli.engine.plan import Embedding, Plan, embed, plan_for, text_only
 from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMismatchError
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, Ranking, SearchKind, SearchResult, SearchType
-from lancelot_cli.storage.analyzer import DEFAULT, has_unspaced, query_terms, split_words, text_terms
+from lancelot_cli.storage.analyzer import DEFAULT, query_terms, split_words, text_terms
 from lancelot_cli.storage.filters import build_filter
-from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
+from lancelot_cli.storage.reader import ReadOnlyTable
 from lancelot_cli.storage.schema import HEADING, ID, TITLE
 from lancelot_cli.textmatch import matched_share, query_words
-
-Embedder = Callable[[list[str]], list[list[float]]]
 
 
 @dataclass(frozen=True)
@@ -39,44 +39,6 @@ class SearchRequest:
     queries: tuple[str, ...] | None = None  # other phrasings of ``query``, fused with it (engine/phrasings.py)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """The search to run, the note that explains a change from what was asked, and for vectors
-    the column and the key to embed the query with (or the local model, which needs no key)."""
-
-    kind: SearchKind
-    note: str | None
-    column: VectorColumn | None = None
-    key: FoundKey | None = None
-    model: str | None = None  # a local model's identity (``local:...``)
-
-
-@dataclass(frozen=True)
-class Embedding:
-    """How the engine gets vectors: the key finder, the embedder factory, the configured model."""
-
-    find_key: Callable[[], FoundKey | None]
-    make_embedder: Callable[[FoundKey], Embedder]
-    model: str
-
-
-def warm(tbl: ReadOnlyTable, vector_col: str, embedding: Embedding) -> str | None:
-    """Start loading the local model ``tbl``'s vectors are searched with (a background thread);
-    its identity, or None when the table's vectors need no local model."""
-    column = tbl.facts.vector(vector_col)
-    if column is None:
-        return None
-    plan = (
-        _local_plan(tbl, "auto", "", column, tbl.facts.vector_model(column), embedding.model)
-        if local_embed.is_local(tbl.facts.vector_model(column)) or local_embed.is_local(embedding.model)
-        else None
-    )
-    if plan is None or plan.model is None:
-        return None
-    local_embed.shared(plan.model).warm()
-    return plan.model
-
-
 def check_search_type(search_type: str) -> None:
     if search_type not in SEARCH_TYPES:
         raise InvalidArgumentError(f"search type must be one of {', '.join(SEARCH_TYPES)}, got {search_type!r}")
@@ -87,11 +49,30 @@ def run(
 ) -> SearchResult:
     """Run ``request`` on ``tbl`` (limit and search type already checked)."""
     facts = tbl.facts
+    ask = _ask(tbl, request, text_col, limit)
+    said = phrasings.distinct(request.query, request.queries)
+    asked = request.search_type
+    plan = plan_for(tbl, asked, text_col, vector_col, embedding)
+    if len(said) > 1:
+        return _run_phrasings(ask, said, asked, plan, embedding)
+    if text_only(asked, plan, ask):
+        plan = Plan("text", None)
+    hits, search_type, ranking_name, note = _searched(ask, asked, plan, embedding)
+    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
+    if weak:
+        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
+    folders = described(facts.descriptions, hits)
+    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+
+
+def _ask(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, limit: int) -> ranking.Ask:
+    """The request as the ranking reads it: words, filter, columns, boosts and the per-document cap."""
+    facts = tbl.facts
     tbl.require_column(text_col, "text", facts)
     cap = ranking.PER_DOCUMENT if request.per_document is None else request.per_document
     if isinstance(cap, bool) or not isinstance(cap, int) or not 0 <= cap <= MAX_LIMIT:
         raise InvalidArgumentError(f"perDocument must be a whole number from 0 (no cap) to {MAX_LIMIT}, got {cap!r}")
-    ask = ranking.Ask(
+    return ranking.Ask(
         tbl,
         request.query,
         query_words(request.query, split_words),
@@ -105,13 +86,13 @@ def run(
         query_terms(request.query, facts.analyses.get(text_col, DEFAULT)),
         facts.analyses.get(text_col, DEFAULT),
     )
-    said = phrasings.distinct(request.query, request.queries)
-    asked = request.search_type
-    plan = _plan(tbl, asked, text_col, vector_col, embedding)
-    if len(said) > 1:
-        return _run_phrasings(ask, said, asked, plan, embedding)
-    if _text_only(asked, plan, ask):
-        plan = Plan("text", None)
+
+
+def _searched(
+    ask: ranking.Ask, asked: SearchType, plan: Plan, embedding: Embedding
+) -> tuple[list[Hit], SearchKind, Ranking, str | None]:
+    """The hits of ``plan``, with the kind and ranking that made them and a note; a vector or hybrid
+    search that fails (or, under auto, finds nothing) falls back to text search, the note says why."""
     hits: list[Hit] = []
     note = plan.note
     search_type: SearchKind | None = None
@@ -135,25 +116,7 @@ def run(
         search_type = "text"
         note = "; ".join(part for part in (note, text_note) if part) or None
     assert search_type is not None and ranking_name is not None
-    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
-    if weak:
-        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
-    folders = described(facts.descriptions, hits)
-    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
-
-
-def _text_only(asked: SearchType, plan: Plan, ask: ranking.Ask) -> bool:
-    """A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the table's
-    local model is English-only: on the Chinese and Japanese tuning manuals all-MiniLM-L6-v2 hybrid
-    scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed queries with at most half their
-    words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on one manual's tune split and cost 0.12 on
-    another's heldout (tests/benchmarks/README.md, "Every language and every way of asking")."""
-    return bool(
-        asked == "auto"
-        and plan.model
-        and not local_embed.multilingual(plan.model)
-        and any(has_unspaced(word) for word in ask.words)
-    )
+    return hits, search_type, ranking_name, note
 
 
 def _run_phrasings(
@@ -164,13 +127,13 @@ def _run_phrasings(
     asks = [base] + [
         replace(base, query=q, words=query_words(q, split_words), terms=query_terms(q, base.analysis)) for q in said[1:]
     ]
-    kinds: list[SearchKind] = ["text" if plan.kind == "text" or _text_only(asked, plan, a) else plan.kind for a in asks]
+    kinds: list[SearchKind] = ["text" if plan.kind == "text" or text_only(asked, plan, a) else plan.kind for a in asks]
     note = plan.note
     vectors: dict[int, list[float]] = {}
     wanted = [n for n, kind in enumerate(kinds) if kind != "text" and asks[n].query.strip()]
     if wanted:
         try:
-            vectors = dict(zip(wanted, _embed([asks[n].query for n in wanted], plan, embedding), strict=True))
+            vectors = dict(zip(wanted, embed([asks[n].query for n in wanted], plan, embedding), strict=True))
         except (EmbeddingError, VectorMismatchError) as exc:
             if isinstance(exc, VectorMismatchError) and asked != "auto":
                 raise
@@ -270,24 +233,6 @@ def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
     return replace(hit, matched=round(matched, 3), found_by=tuple(entry.found_by))
 
 
-def _embed(texts: list[str], plan: Plan, embedding: Embedding) -> list[list[float]]:
-    """Vectors of ``texts`` in one call to the model (a batch costs little more than one text)."""
-    assert plan.column is not None and (plan.key is not None or plan.model is not None)
-    if plan.model:
-        embed: Embedder = local_embed.shared(plan.model).embed
-    else:
-        assert plan.key is not None
-        embed = embedding.make_embedder(plan.key)
-    vectors = embed(texts)
-    for vector in vectors:
-        if len(vector) != plan.column.dimension:
-            raise VectorMismatchError(
-                f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "
-                f"{plan.column.dimension}; set EMBEDDING_MODEL to the model the table was embedded with"
-            )
-    return vectors
-
-
 def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str]:
     """The descriptions (``.lancelotdescribe``) of the folders the hits are in, the whole collection's
     (``"/"``) first, each once: the agent learns what a folder holds without a tool call."""
@@ -297,107 +242,11 @@ def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str
     return {key: descriptions[key] for key in sorted(keys, key=lambda k: (k != "/", k))}
 
 
-def auto_plan(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
-    """The plan of a search that asks for nothing in particular (``auto``): what `status` reports."""
-    return _plan(tbl, "auto", text_col, vector_col, embedding)
-
-
-def _plan(tbl: ReadOnlyTable, asked: SearchType, text_col: str, vector_col: str, embedding: Embedding) -> Plan:
-    """Which search to run, and the note that explains a change from what was asked."""
-    if asked == "text":
-        return Plan("text", None)
-    facts = tbl.facts
-    column = facts.vector(vector_col)
-    if column is None:
-        if asked == "auto":
-            return Plan("text", None)
-        why = (
-            f"column {vector_col!r} does not hold vectors"
-            if vector_col in facts.columns
-            else f"the table has no vector column {vector_col!r}"
-        )
-        return Plan("text", f"{asked} search needs vectors but {why}; used text search")
-    stored_model = facts.vector_model(column)
-    if local_embed.is_local(stored_model) or local_embed.is_local(embedding.model):
-        return _local_plan(tbl, asked, text_col, column, stored_model, embedding.model)
-    key = embedding.find_key()
-    if key is None:
-        if asked == "auto":
-            return Plan("text", None)
-        return Plan(
-            "text",
-            (
-                f"{asked} search needs an OpenAI API key and none is set; used text search "
-                f"(set OPENAI_API_KEY or run `lancelot init`)"
-            ),
-        )
-    if stored_model and stored_model != embedding.model:
-        return Plan(
-            "text",
-            (
-                f"the table's vectors were made with {stored_model!r} but EMBEDDING_MODEL is "
-                f"{embedding.model!r}; used text search (set EMBEDDING_MODEL={stored_model} "
-                f"or re-index with `lancelot index --embed`)"
-            ),
-        )
-    return _vector_plan(tbl, asked, text_col, column, key, None)
-
-
-def _vector_plan(
-    tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, key: FoundKey | None, model: str | None
-) -> Plan:
-    has_fts = text_col in tbl.facts.fts_columns
-    if asked == "hybrid" and not has_fts:
-        return Plan(
-            "vector", f"hybrid search needs a full-text index on {text_col!r}; used vector search", column, key, model
-        )
-    kind: SearchKind = "hybrid" if asked == "hybrid" or (asked == "auto" and has_fts) else "vector"
-    return Plan(kind, None, column, key, model)
-
-
-def _local_plan(
-    tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, stored: str | None, configured: str
-) -> Plan:
-    """Vectors made by a local model are searched with that model, no key needed; the guard: a
-    local EMBEDDING_MODEL other than the table's (or a local one for a table made by an API model)
-    is refused with a note, never used on those vectors."""
-    if local_embed.is_local(stored):
-        if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):
-            return Plan(
-                "text",
-                (
-                    f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used "
-                    f"text search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model "
-                    f"{configured}`)"
-                ),
-            )
-        return _vector_plan(tbl, asked, text_col, column, None, stored)
-    if stored:  # made by an API model, asked with a local one
-        return Plan(
-            "text",
-            (
-                f"the table's vectors were made with {stored!r} but EMBEDDING_MODEL is {configured!r}; used text "
-                f"search (set EMBEDDING_MODEL={stored} or re-index with `lancelot index --embed-model {configured}`)"
-            ),
-        )
-    return _vector_plan(tbl, asked, text_col, column, None, configured)  # an unlabelled column
-
-
 def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], Ranking]:
     assert plan.column is not None and (plan.key is not None or plan.model is not None)
     if not ask.query.strip():
         return [], "distance" if plan.kind == "vector" else "rrf"
-    if plan.model:
-        embed: Embedder = local_embed.shared(plan.model).embed
-    else:
-        assert plan.key is not None
-        embed = embedding.make_embedder(plan.key)
-    vector = embed([ask.query])[0]
-    if len(vector) != plan.column.dimension:
-        raise VectorMismatchError(
-            f"the query vector has {len(vector)} dimensions but column {plan.column.name!r} holds "
-            f"{plan.column.dimension}; set EMBEDDING_MODEL to the model the table was embedded with"
-        )
+    vector = embed([ask.query], plan, embedding)[0]
     if plan.kind == "hybrid":
         return ranking.fused(ask, vector, plan.column.name), "rrf"
     rows = ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter)

@@ -9,8 +9,8 @@ from dataclasses import replace
 from lancelot_cli import local_embed, redact
 from lancelot_cli._version import __version__
 from lancelot_cli.credentials import FoundKey
+from lancelot_cli.engine.plan import Embedding
 from lancelot_cli.engine.readiness import search_line
-from lancelot_cli.engine.search import Embedding
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import (
     Connection,

@@ -2,7 +2,7 @@
 
 The server never imports this package (tests check it). Reading HTML is the slow part (about
 100 ms a page), so large folders are read by a pool of processes, one per core. The run itself is
-indexer/pipeline.py (an `IndexJob` through its steps); the commands come in through indexer/run.py.
+indexer/pipeline.py (an `IndexJob`, indexer/job.py, through its steps); the commands come in through indexer/run.py.
 """
 
 from __future__ import annotations
@@ -11,17 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_cli.indexer.embedding import Embed
-from lancelot_cli.indexer.pipeline import (
-    DEFAULT_OPTIONS,
-    IndexJob,
-    Options,
-    Progress,
-    folder_job,
-    index_job,
-    normalise_extensions,
-)
+from lancelot_cli.indexer.job import IndexJob, Options, Progress, folder_job, normalise_extensions
+from lancelot_cli.indexer.pipeline import index_job
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.rows import chunk_hash, rows_for
+from lancelot_cli.indexer.saved_options import DEFAULT_OPTIONS
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -41,7 +35,7 @@ __all__ = [
 
 def index_folder(source: Path | str, database: str, table: str = "documents", **options: Any) -> IndexReport:
     """Make ``table`` in ``database`` match the documents under ``source``; ``options`` are the
-    keywords of `pipeline.folder_job` (``chunk_size``, ``embed`` with ``model``, ``rebuild``, ...).
+    keywords of `job.folder_job` (``chunk_size``, ``embed`` with ``model``, ``rebuild``, ...).
 
     Only files whose size or modification time differ from what the table recorded are read
     (all of them with ``rebuild``, or when ``--embed`` must fill in or replace vectors); rows of

@@ -1,7 +1,9 @@
-"""Giving rows their vectors after their text is in the table: reused by content hash, else
-embedded in batches and committed as they come, so a table is searchable by text before the
-first vector is made and an interrupted run keeps every vector committed so far. `Embedding` is
-what a run embeds with, chosen once the table's stored model is known (indexer/pipeline.py)."""
+"""Giving rows their vectors after their text is in the table.
+
+Vectors are reused by content hash, else embedded in batches and committed as they come, so a table
+is searchable by text before the first vector is made and an interrupted run keeps every vector
+committed so far. `Embedding` is what a run embeds with, chosen once the table's stored model is
+known (indexer/pipeline.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""One `lancelot index` run: the `IndexJob` that says everything about it, and the steps, each of
-which takes the job whole.
+"""One `lancelot index` run: its steps in order, each of which takes the `IndexJob` whole.
+
+The job is indexer/job.py, the plan of what to read indexer/plan.py, the run the ledger answers
+(and the ledger a run leaves) indexer/from_ledger.py.
 
 The order of the steps is what keeps a table safe (the contract is `index_folder`'s docstring in
 indexer/__init__.py): the writer lock is taken and the table opened; the embedder is chosen from
@@ -13,29 +15,31 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import ledger
-from lancelot_cli.indexer.describe import read_descriptions
-from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, Filled, fill_vectors, text_only
+from lancelot_cli.indexer.embedding import Embed, Embedding, Filled, fill_vectors
+from lancelot_cli.indexer.from_ledger import answer_from_ledger, ledger_after, nothing_to_do, read_states
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
+from lancelot_cli.indexer.job import (
+    IndexJob,
+    local_database,
+)
+from lancelot_cli.indexer.plan import Plan, plan_run
 from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.rows import rows_for
 from lancelot_cli.indexer.saved_options import (
     DEFAULT_OPTIONS,
-    chosen_options,
     chunk_size,
-    chunk_size_note,
     no_embed,
-    read_again,
 )
-from lancelot_cli.indexer.scanning import HTML, Scan, nothing_to_index, scan
+from lancelot_cli.indexer.scanning import HTML
 from lancelot_cli.indexer.signals import (
     Interrupted,
     Terminated,
@@ -44,116 +48,19 @@ from lancelot_cli.indexer.signals import (
     signal_name,
     sigterm_raises,
 )
-from lancelot_cli.indexer.sources import MAX_FILE_BYTES, NothingToIndex, SourceError, nothing_readable
+from lancelot_cli.indexer.sources import NothingToIndex, SourceError, nothing_readable
 from lancelot_cli.storage import disk
 from lancelot_cli.storage.schema import (
-    CHUNK,
-    FILE_HASH,
-    FILE_MTIME,
-    FILE_SIZE,
     HASH,
-    PATH,
     TEXT,
     VECTOR,
     is_local,
-    local_path,
 )
 
 if TYPE_CHECKING:
     from lancelot_cli.storage.writer import TableWriter
 
-Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
-OnEmbed = Callable[[int, int, str], None]  # (chunks embedded, chunks to embed, the model embedding them)
 Rows = list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Options:
-    """How to index, besides where: the `lancelot index` flags, as the command was given them."""
-
-    embed: bool | None = None  # None: with a local model when one is on this machine (indexer/run.py)
-    chunk_size: int | None = None  # None: as saved with the table, else chunking.CHUNK_CHARS (saved_options)
-    rebuild: bool = False
-    extensions: tuple[str, ...] = ()  # as typed: "py", ".TS", "py,ts" (normalise_extensions)
-    max_file_size: int = MAX_FILE_BYTES
-    exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
-    site_detection: bool | None = None  # None: as saved with the table (on for a new one)
-
-
-@dataclass(frozen=True)
-class IndexJob:
-    """Everything one run needs, made once (indexer/run.py for the commands, `folder_job` for
-    `index_folder`) and passed whole through the steps."""
-
-    source: Path  # the folder of documents
-    database: str  # a local folder or an object-store URI
-    table: str = "documents"
-    options: Options = Options()
-    # Asked once the writer has opened the table, with the model its vectors were made with.
-    embedder: ChooseEmbedding = text_only
-    storage_options: dict[str, str] | None = None  # object-store credentials and settings
-    workers: int | None = None  # processes reading HTML pages (None: one per core)
-    progress: Progress | None = None
-    on_embed: OnEmbed | None = None
-
-
-def folder_job(
-    source: Path | str,
-    database: str,
-    table: str = "documents",
-    *,
-    chunk_size: int | None = None,
-    workers: int | None = None,
-    progress: Progress | None = None,
-    embed: Embed | None = None,
-    model: str | None = None,
-    on_embed: Callable[[int, int], None] | None = None,
-    rebuild: bool = False,
-    extensions: Iterable[str] = (),
-    max_file_size: int = MAX_FILE_BYTES,
-    storage_options: dict[str, str] | None = None,
-    exclude: Iterable[str] | None = None,
-    site_detection: bool | None = None,
-) -> IndexJob:
-    """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all."""
-    chosen = Embedding(embed, model)
-    options = Options(
-        embed=True if embed is not None else None,  # no embed: no choice saved with the table
-        chunk_size=chunk_size,
-        rebuild=rebuild,
-        extensions=tuple(extensions),
-        max_file_size=max_file_size,
-        exclude=None if exclude is None else tuple(exclude),
-        site_detection=site_detection,
-    )
-    return IndexJob(
-        Path(source),
-        database,
-        table,
-        options,
-        embedder=lambda _stored_model: chosen,
-        storage_options=storage_options,
-        workers=workers,
-        progress=progress,
-        on_embed=(lambda done, total, _model: on_embed(done, total)) if on_embed else None,
-    )
-
-
-def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
-    """ "py, .TS" style lists -> {".py", ".ts"}; several values or comma-separated ones."""
-    found = set()
-    for value in extensions:
-        for part in str(value).split(","):
-            part = part.strip().lower()
-            if part:
-                found.add(part if part.startswith(".") else f".{part}")
-    return frozenset(found)
-
-
-def local_database(database: str) -> str:
-    """A local database as a plain path with ``~`` expanded (the writer lock's file sits in it); an
-    object-store URI as it is."""
-    return str(Path(local_path(database)).expanduser()) if is_local(database) else database
 
 
 # -- the steps ------------------------------------------------------------------------------------
@@ -221,8 +128,8 @@ def _run(job: IndexJob, owns: bool) -> IndexReport:
             if known is not None and known.current:  # the table is as the last run left it
                 embedding = _embedding(job, known.stored_model, known.options)
                 plan = plan_run(job, None, report, known)
-                if _nothing_to_do(plan, known, embedding):
-                    _answer_from_ledger(job, plan, known, embedding, report)
+                if nothing_to_do(plan, known, embedding):
+                    answer_from_ledger(job, plan, known, embedding, report)
                     report.text_seconds = time.perf_counter() - started
                     return report
             _write_run(job, owns, Ready(started, report, embedding, known, plan))
@@ -278,151 +185,13 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     elif known is not None and not report.without_vectors and writer.stored_model == known.complete_model:
         complete = known.complete_model  # no row came without a vector
     if is_local(job.database):
-        ledger.save(*_where(job), _ledger_after(job, writer, plan, states, skipped, complete))
+        ledger.save(*_where(job), ledger_after(job, writer, plan, states, skipped, complete))
 
 
 def _embedding(job: IndexJob, stored_model: str | None, saved: dict[str, Any]) -> Embedding:
     """What the run embeds with: nothing when ``--no-embed`` says so, now or saved with the table
     (then without the hint on how to get vectors: the choice was made); else the job's choice."""
     return Embedding() if no_embed(job.options, saved) else job.embedder(stored_model)
-
-
-def _nothing_to_do(plan: Plan, known: ledger.Ledger, embedding: Embedding) -> bool:
-    """Whether the slow path would change nothing: no file to read or delete, the options as saved,
-    every row with a vector of the model chosen (the ledger is current: no commit since the last
-    run, which left nothing for optimize() or the full-text indexes to do)."""
-    return (
-        not plan.todo
-        and not plan.deleted
-        and plan.chosen == (plan.saved or DEFAULT_OPTIONS)
-        and (not embedding.embeds or embedding.model == known.complete_model)
-    )
-
-
-def _answer_from_ledger(
-    job: IndexJob, plan: Plan, known: ledger.Ledger, embedding: Embedding, report: IndexReport
-) -> None:
-    """The report of a run with nothing to do, from the ledger; it is saved again only when racy
-    files were verified (their check moves on to this run's start)."""
-    report.from_ledger = True
-    report.vectors_hint = embedding.hint
-    report.files = len(plan.found.paths) - len(plan.unread)
-    report.skipped = [*plan.found.skipped, *plan.unread]
-    report.version, report.chunks = known.version, known.chunks
-    if embedding.embeds:
-        report.model = embedding.model
-    if plan.hashed:
-        known.as_of_ns = plan.as_of_ns
-        ledger.save(*_where(job), known)
-
-
-def read_states(rows: Rows) -> dict[str, list[Any]]:
-    """path -> [size, mtime in ns, content hash] of each file the rows come from (its first chunk's)."""
-    return {row[PATH]: [row[FILE_SIZE], row[FILE_MTIME], row[FILE_HASH]] for row in rows if row[CHUNK] == 0}
-
-
-def _ledger_after(
-    job: IndexJob,
-    writer: TableWriter,
-    plan: Plan,
-    states: dict[str, list[Any]],
-    skipped: list[tuple[str, str]],
-    complete: str | None,
-) -> ledger.Ledger:
-    """The ledger of the table as this run leaves it: the recorded state of every file with rows
-    (``states``: the ones read now (``read_states``), the others as before) and of the files
-    ``skipped`` when read, with why."""
-    files = {rel: list(entry) for rel, entry in plan.state.items() if rel not in plan.deleted}
-    files.update(states)
-    stats = plan.found.stats
-    unread = {rel: [*stats[rel], why] for rel, why in skipped if stats.get(rel, (None, None))[0] is not None}
-    return ledger.Ledger(
-        fingerprint="",
-        version=writer.version,
-        chunks=writer.count(),
-        options=writer.index_options(),
-        stored_model=writer.stored_model,
-        complete_model=complete if writer.exists else None,
-        max_file_size=job.options.max_file_size,
-        as_of_ns=plan.as_of_ns,
-        files=files,
-        unread=unread,
-    )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run reads and replaces, decided from the walk and the table before any file is read."""
-
-    found: Scan  # the walk: the documents, what it left out, each one's (size, mtime_ns)
-    todo: list[str]  # documents to read: new, or changed since the table recorded them (all with --rebuild)
-    deleted: set[str]  # documents the table has and the folder no longer does
-    saved: dict[str, Any]  # the options saved with the table ({} if none)
-    chosen: dict[str, Any]  # this run's options, in the form they are saved in
-    state: ledger.State = field(default_factory=dict)  # what the table recorded of each file
-    unread: list[tuple[str, str]] = field(default_factory=list)  # skipped as last time, unchanged: (path, why)
-    hashed: int = 0  # files whose size and mtime matched but were hashed to be sure (indexer/ledger.py)
-    as_of_ns: int = 0  # when the walk began
-
-
-def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, known: ledger.Ledger | None) -> Plan:
-    """Walk the folder and compare each document's size and mtime with what the table recorded
-    (the ledger's copy when it is current; ``writer`` may be None then); racy files are hashed."""
-    recorded = _recorded(job, writer, known)
-    chosen = chosen_options(job.options, recorded.saved, recorded.exists)
-    report.chunk_size_note = chunk_size_note(job.options, chosen)
-    as_of_ns = time.time_ns()
-    descriptions = read_descriptions(job.source)  # .lancelotdescribe: kept with the options when there is one
-    if descriptions:
-        chosen["descriptions"] = descriptions
-    found = scan(
-        job.source, normalise_extensions(job.options.extensions), tuple(chosen["exclude"]), chosen["siteDetection"]
-    )
-    report.site = found.site_note()
-    if not found.paths and not recorded.exists:  # a first run that would make an empty table: say why
-        raise NothingToIndex(nothing_to_index(job.source, found))
-    report.text_read_again = read_again(recorded.saved, recorded.exists) and not job.options.rebuild
-    full, state = job.options.rebuild or report.text_read_again, recorded.state
-    todo, again, hashed = [], [], 0
-    for rel in found.paths:
-        stat = found.stats[rel]
-        before = recorded.unread.get(rel)
-        if before and tuple(before[:2]) == stat and not ledger.racy(stat[1], recorded.at or 0):
-            again.append((rel, str(before[2])))
-        elif full or stat[0] is None or state.get(rel, (None, None))[:2] != stat:
-            todo.append(rel)
-        elif recorded.at is not None and ledger.racy(stat[1], recorded.at):
-            hashed += 1
-            if ledger.digest(job.source / rel) != state[rel][2]:
-                todo.append(rel)
-    report.hashed = hashed
-    deleted = {rel for rel in state if rel not in found.stats}
-    return Plan(found, todo, deleted, recorded.saved, chosen, state, again, hashed, as_of_ns)
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What the table (or its current ledger) recorded before this run."""
-
-    exists: bool
-    state: ledger.State
-    saved: dict[str, Any]  # the index options saved with the table
-    at: int | None  # a time before every state was taken (None: unknown, size and mtime decide)
-    unread: dict[str, list[Any]]  # files skipped when last read, with their state then and why
-
-
-def _recorded(job: IndexJob, writer: TableWriter | None, known: ledger.Ledger | None) -> Recorded:
-    """From a current ledger without the table; else from the table. The states' age: the ledger's
-    (even an outdated one: every state recorded since is younger); without one, every state of a
-    local table is hashed once (0); object stores keep no ledger, and there size and mtime decide."""
-    at = known.as_of_ns if known is not None else (0 if is_local(job.database) else None)
-    if known is not None and known.current:
-        unread = known.unread if known.max_file_size == job.options.max_file_size else {}
-        state = {} if job.options.rebuild else known.state()
-        return Recorded(True, state, known.options, at, unread)
-    assert writer is not None
-    state = {} if job.options.rebuild else writer.file_state()
-    return Recorded(writer.exists, state, writer.index_options(), at, {})
 
 
 LANGUAGE_SAMPLE = 1000  # chunks the documents' languages are read from, spread over them

@@ -3,7 +3,7 @@
 `run` takes the effective `Settings` (flag > environment > stored file > default, as every
 command resolves them), so the database and table `index` writes are the ones `serve`, `search`
 and `init` use: the database is ``settings.db_uri`` and the table ``settings.table``. `job` makes
-the run's `IndexJob` (indexer/pipeline.py, which knows nothing about settings) once, from the
+the run's `IndexJob` (indexer/job.py; the pipeline knows nothing about settings) once, from the
 settings and the command's `Options`: a clear error when no database is named anywhere, the
 object-store options, and how to choose the embedder from the stored key, endpoint and model.
 `watch` does the same for `watch_job`.
@@ -18,7 +18,8 @@ from pathlib import Path
 
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding
-from lancelot_cli.indexer.pipeline import IndexJob, OnEmbed, Options, Progress, index_job
+from lancelot_cli.indexer.job import IndexJob, OnEmbed, Options, Progress
+from lancelot_cli.indexer.pipeline import index_job
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.settings import Settings
 

@@ -30,7 +30,7 @@ from lancelot_cli.indexer.chunking import CHUNK_CHARS
 
 
 class Options(Protocol):
-    """The flags of `lancelot index` read here (``pipeline.Options``; a protocol, so that this module
+    """The flags of `lancelot index` read here (``job.Options``; a protocol, so that this module
     does not import the pipeline that imports it)."""
 
     @property

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.indexer.pipeline import IndexJob, folder_job, index_job, local_database
+from lancelot_cli.indexer.job import IndexJob, folder_job, local_database
+from lancelot_cli.indexer.pipeline import index_job
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.scanning import EXTENSIONS
 from lancelot_cli.indexer.signals import Interrupted

@@ -19,7 +19,8 @@ off for non-loopback binds, and answers GET with a never-ending event stream):
    not an object or array) -> 400 with a -32700 Parse error.
 8. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
 Error replies are JSON-RPC error objects. Nothing is written to stdout. Header and idle timeouts
-and the connection cap live in the uvicorn protocol (``connections.py``).
+and the connection cap live in the uvicorn protocol (``connections.py``); the body checks of 6 and 7
+in ``http_body.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
@@ -36,7 +36,8 @@ from typing import Any
 
 import anyio
 
-from lancelot_cli.server.surrogates import replace_lone
+from lancelot_cli.server.http_body import BATCH, json_problem, media_type_problem, repaired
+from lancelot_cli.server.http_body import _depth as _depth  # (tests/test_linear_passes.py imports it here)
 from lancelot_cli.settings import Settings
 
 Scope = MutableMapping[str, Any]
@@ -48,78 +49,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 MAX_BODY = 64 * 1024
 MAX_HEAD = 16 * 1024  # bytes of request line and headers
 CLOSE = [(b"connection", b"close")]
-MAX_DEPTH = 64  # JSON nesting; MCP messages need under 10, and Python's parser dies near 1,000
 ENDPOINT = "/mcp"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 log = logging.getLogger(__name__)
-
-
-def media_type_problem(value: str | None) -> str | None:
-    """Why a Content-Type is not JSON for us, or None when it is (RFC 9110: type and subtype are
-    case-insensitive; parameters may follow; JSON is UTF-8, so a charset must say so)."""
-    if not value:
-        return "Content-Type is missing: send application/json"
-    media, _, params = value.partition(";")
-    if media.strip().lower() != "application/json":
-        return f"Content-Type {media.strip()[:100]!r} is not supported: send application/json"
-    for param in params.split(";"):
-        name, _, raw = param.partition("=")
-        if name.strip().lower() == "charset" and raw.strip().strip('"').lower() not in ("utf-8", "utf8"):
-            return f"charset {raw.strip()[:40]!r} is not supported: JSON bodies are UTF-8"
-    return None
-
-
-def json_problem(body: bytes) -> str | None:
-    """Why a body is not an acceptable JSON-RPC payload, or None. Checks depth before parsing, so
-    a deeply nested body cannot reach the parser's recursion limit."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "Parse error: the body is not UTF-8"
-    if _depth(text) > MAX_DEPTH:
-        return f"Parse error: JSON nested deeper than {MAX_DEPTH} levels"
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return "Parse error: the body is not JSON"
-    if not isinstance(value, (dict, list)):
-        return "Parse error: the body must be a JSON-RPC object"
-    return None
-
-
-BATCH = "Invalid Request: batches are not supported; send one JSON-RPC message per request"
-
-
-def repaired(body: bytes) -> bytes:
-    """``body`` (JSON already checked) with each lone UTF-16 surrogate escape (``"\\ud800"``, half an
-    emoji: valid JSON grammar that the SDK's parser refuses) as U+FFFD, as stdio reads it; the
-    body itself when it has none."""
-    if b"\\u" not in body.lower():
-        return body
-    value = json.loads(body)
-    fixed = replace_lone(value)
-    return body if fixed == value else json.dumps(fixed).encode()
-
-
-# A string is matched by the unrolled loop with its closing quote optional, so the pattern never
-# fails once it has started: an unterminated string (`"\"\"\"...`) is taken to the end of the body
-# in one pass. `"(?:[^"\\]|\\.)*"` failed there and was retried from every quote inside it:
-# quadratic, 10.7 s of the event loop for 64 KB (issue 37).
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
-
-
-def _depth(text: str) -> int:
-    """Deepest bracket nesting outside strings (a linear scan, no parsing)."""
-    deepest = depth = 0
-    for token in _TOKENS.finditer(text):
-        char = token.group()
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def default_allowed_hosts(host: str, port: int) -> set[str] | None:

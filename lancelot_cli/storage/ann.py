@@ -1,6 +1,8 @@
-"""The ANN index of the ``vector`` column, built by the writer when a table passes the size where a
-flat search stops paying (``VectorIndexPolicy``). Write side only: the query parameters that go
-with it (partitions probed, refine factor) are the reader's (storage/reader.py, ``ANN_*``).
+"""The ANN index of the ``vector`` column, built by the writer.
+
+It is built when a table passes the size where a flat search stops paying (``VectorIndexPolicy``).
+Write side only: the query parameters that go with it (partitions probed, refine factor) are the
+reader's (storage/read_table.py, ``ANN_*``).
 
 The index is IVF_PQ, L2 like the engine's search: k-means on a sample for the partitions, each
 vector compressed to ``dimension / 8`` bytes (48 at 384-d: 4-bit codes of 4 dimensions each), so

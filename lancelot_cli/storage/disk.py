@@ -1,6 +1,8 @@
-"""A write that fails because of where the database is, said as such: a full disk, a read-only
-file system, a folder the user may not write. Lance reports these as text ("No space left on
-device (os error 28)"), Python as ``OSError`` with an errno; both are recognised."""
+"""A write that fails because of where the database is, said as such.
+
+A full disk, a read-only file system, a folder the user may not write: Lance reports these as text
+("No space left on device (os error 28)"), Python as ``OSError`` with an errno; both are
+recognised."""
 
 from __future__ import annotations
 

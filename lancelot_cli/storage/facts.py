@@ -1,6 +1,7 @@
-"""What a table holds, worked out once from its schema and index list: text, vector and source
-columns, full-text indexes, the indexer's recorded metadata, the row count. Also the one full-text-index test
-(``fts_indices``) that the reader and the writer share."""
+"""What a table holds, worked out once from its schema and index list.
+
+Text, vector and source columns, full-text indexes, the indexer's recorded metadata, the row count.
+Also the one full-text-index test (``fts_indices``) that the reader and the writer share."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""A cheap fingerprint of a local table's files, taken without lancedb: the indexer's ledger
-(indexer/ledger.py) records it after a run, and a later run that finds it unchanged knows the
-table is exactly as that run left it (no commit since, no file missing, cut short or rewritten).
+"""A cheap fingerprint of a local table's files, taken without lancedb.
+
+The indexer's ledger (indexer/ledger.py) records it after a run, and a later run that finds it
+unchanged knows the table is exactly as that run left it (no commit since, no file missing, cut
+short or rewritten).
 
 Every commit writes a new manifest under ``_versions/``, so a change of the table shows up there;
 a deleted or truncated data, deletion or index file (the damage storage/damage.py reads for)

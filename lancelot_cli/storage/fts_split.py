@@ -1,7 +1,7 @@
 """The weighted multi-column BM25 query on a large table, computed from single-column queries
 with the same result, or not at all (the caller then runs the combined query).
 
-LanceDB runs a BooleanQuery over several indexed columns (``reader.fts_query``: the text plus the
+LanceDB runs a BooleanQuery over several indexed columns (``read_table.fts_query``: the text plus the
 weighted title, heading path and file path) with a scorer that visits every posting of every
 query word: on SciFact chunks it took 12 ms at 10,000 rows, 32 ms at 100,000 and 70-98 ms at
 300,000, while a single-column query prunes (WAND) and stays near 10 ms. So, on a large table:
@@ -50,78 +50,130 @@ def search(
 ) -> list[Row] | None:
     """The combined query's rows (``columns`` plus ``_score``, best first), or None when they
     cannot be had for sure this way (see the module docstring)."""
-    import asyncio
-
-    try:
-        from lancedb.background_loop import LOOP
-        from lancedb.table import AsyncTable
-    except ImportError:  # a lancedb without these: the combined query
-        return None
-    handle = getattr(table, "_table", None)
-    if not isinstance(handle, AsyncTable) or limit < 1:
+    handle = _async_handle(table)
+    if handle is None or limit < 1:
         return None
     weighted = [(name, float(weight)) for name, weight in boosts.items() if weight and name != column]
     if not weighted or not _fully_indexed(table, [column, *(name for name, _ in weighted)]):
         return None
     n = max(CANDIDATES, 4 * limit)
-
-    async def scores(query: Any, count: int, predicate: str | None) -> list[tuple[int, float]]:
-        built = handle.query().nearest_to_text(query)
-        if predicate is not None:
-            built = built.where(predicate)
-        table_ = await built.limit(count).with_row_id().select(["_score"]).to_arrow()
-        return list(zip(table_["_rowid"].to_pylist(), table_["_score"].to_pylist(), strict=True))
-
-    async def gather(*calls: Any) -> list[Any]:
-        return list(await asyncio.gather(*calls))
-
-    async def take(row_ids: list[int]) -> dict[int, Row]:
-        if not row_ids:
-            return {}
-        rows = await handle.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
-        return {row.pop("_rowid"): row for row in rows.to_pylist()}
-
-    text, *tops = LOOP.run(
-        gather(
-            scores(match_query(words, column), n, where),
-            *(scores(match_query(words, name), 1, where) for name, weight in weighted),
-        )
-    )
+    text, maxima = _candidates(handle, words, column, weighted, n, where)  # round trip 1
     if not text:
         return None
     full, last_text = len(text) == n, text[-1][1]  # before pruning: what bounds the rows not fetched
-    maxima = [top[0][1] if top else 0.0 for top in tops]
     reach = sum(w * m for (_, w), m in zip(weighted, maxima, strict=True))  # the most the weighted columns add
-    if len(text) >= limit:  # a row below the limit-th text score minus that can't make the top
-        floor = text[limit - 1][1] - reach * (1 + SLACK) - SLACK
-        text = [(row_id, score) for row_id, score in text if score >= floor] if floor > 0 else text
-    ids = ",".join(str(row_id) for row_id, _ in text)
-    wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima, strict=True) if top > 0]
-    found = (
-        LOOP.run(
-            gather(*(scores(match_query(words, name), len(text), f"_rowid IN ({ids})") for name, weight in wanted))
-        )
-        if wanted
-        else []
-    )
-    by_column = {name: dict(rows) for (name, _), rows in zip(wanted, found, strict=True)}
-    # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
-    # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
-    ranked = sorted((-_total(score, row_id, weighted, by_column), row_id) for row_id, score in text)
-    top = [(-negative, row_id) for negative, row_id in ranked[:limit]]
-    outside = (last_text if full else 0.0) + reach
-    if len(top) < limit:
-        if outside > 0:  # fewer rows than asked: only sure when no other row can score at all
-            return None
-    elif top[-1][0] <= outside * (1 + SLACK):
+    text = _pruned(text, limit, reach)
+    by_column = _weighted_scores(handle, words, weighted, maxima, text)  # round trip 2
+    top = _top(text, weighted, by_column, limit)
+    if not _sure(top, limit, (last_text if full else 0.0) + reach):
         return None
     # Only the top rows are read, once they are known: reading the text's best 2x limit meanwhile
     # (saving this round trip) read twice the rows, and on 2 busy cores that cost more (1M chunks:
     # engine text p50 72 -> 68 ms, hybrid 144 -> 134 ms, the two ways interleaved).
-    read = LOOP.run(take([row_id for _, row_id in top]))
+    read = _run(_take(handle, [row_id for _, row_id in top], columns))  # round trip 3
     if any(row_id not in read for _, row_id in top):  # the table changed between the calls
         return None
     return [{**read[row_id], "_score": total} for total, row_id in top]
+
+
+def _async_handle(table: Any) -> Any | None:
+    """The table's async handle, or None when this lancedb lacks what the split needs."""
+    try:
+        from lancedb.background_loop import LOOP  # noqa: F401 - checked here, used by _run
+        from lancedb.table import AsyncTable
+    except ImportError:  # a lancedb without these: the combined query
+        return None
+    handle = getattr(table, "_table", None)
+    return handle if isinstance(handle, AsyncTable) else None
+
+
+def _run(call: Any) -> Any:
+    """Run a coroutine on lancedb's background loop (where its async tables live)."""
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(call)
+
+
+async def _gather(*calls: Any) -> list[Any]:
+    import asyncio
+
+    return list(await asyncio.gather(*calls))
+
+
+async def _scores(handle: Any, query: Any, count: int, predicate: str | None) -> list[tuple[int, float]]:
+    """The best ``count`` (row id, score) pairs of one query."""
+    built = handle.query().nearest_to_text(query)
+    if predicate is not None:
+        built = built.where(predicate)
+    table_ = await built.limit(count).with_row_id().select(["_score"]).to_arrow()
+    return list(zip(table_["_rowid"].to_pylist(), table_["_score"].to_pylist(), strict=True))
+
+
+async def _take(handle: Any, row_ids: list[int], columns: Sequence[str]) -> dict[int, Row]:
+    if not row_ids:
+        return {}
+    rows = await handle.take_row_ids(row_ids).with_row_id().select(list(columns)).to_arrow()
+    return {row.pop("_rowid"): row for row in rows.to_pylist()}
+
+
+def _candidates(
+    handle: Any, words: str, column: str, weighted: list[tuple[str, float]], n: int, where: str | None
+) -> tuple[list[tuple[int, float]], list[float]]:
+    """The text column's best ``n`` rows and each weighted column's best score, in one round trip."""
+    text, *tops = _run(
+        _gather(
+            _scores(handle, match_query(words, column), n, where),
+            *(_scores(handle, match_query(words, name), 1, where) for name, weight in weighted),
+        )
+    )
+    return text, [top[0][1] if top else 0.0 for top in tops]
+
+
+def _pruned(text: list[tuple[int, float]], limit: int, reach: float) -> list[tuple[int, float]]:
+    """The candidates that can still make the top: a row below the limit-th text score minus what
+    the weighted columns add at most cannot."""
+    if len(text) < limit:
+        return text
+    floor = text[limit - 1][1] - reach * (1 + SLACK) - SLACK
+    return [(row_id, score) for row_id, score in text if score >= floor] if floor > 0 else text
+
+
+def _weighted_scores(
+    handle: Any, words: str, weighted: list[tuple[str, float]], maxima: list[float], text: list[tuple[int, float]]
+) -> dict[str, dict[int, float]]:
+    """Each weighted column's scores of the candidates (the columns that match at all), in one round trip."""
+    ids = ",".join(str(row_id) for row_id, _ in text)
+    wanted = [(name, weight) for (name, weight), top in zip(weighted, maxima, strict=True) if top > 0]
+    found = (
+        _run(
+            _gather(
+                *(_scores(handle, match_query(words, name), len(text), f"_rowid IN ({ids})") for name, weight in wanted)
+            )
+        )
+        if wanted
+        else []
+    )
+    return {name: dict(rows) for (name, _), rows in zip(wanted, found, strict=True)}
+
+
+def _top(
+    text: list[tuple[int, float]],
+    weighted: list[tuple[str, float]],
+    by_column: Mapping[str, Mapping[int, float]],
+    limit: int,
+) -> list[tuple[float, int]]:
+    """The best ``limit`` (total, row id) of the candidates."""
+    # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
+    # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
+    ranked = sorted((-_total(score, row_id, weighted, by_column), row_id) for row_id, score in text)
+    return [(-negative, row_id) for negative, row_id in ranked[:limit]]
+
+
+def _sure(top: list[tuple[float, int]], limit: int, outside: float) -> bool:
+    """Whether no row outside the candidates (scoring at most ``outside``) can be in the top."""
+    if len(top) < limit:
+        return outside <= 0  # fewer rows than asked: only sure when no other row can score at all
+    return top[-1][0] > outside * (1 + SLACK)
 
 
 def _fully_indexed(table: Any, columns: list[str]) -> bool:

@@ -1,5 +1,4 @@
-"""The only code that writes a LanceDB table (with storage/writer_first.py, which makes a new local
-table). Used by `lancelot index`, never by the server.
+"""The only code that writes a LanceDB table (with its parts named below); never used by the server.
 
 How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified there):
 1. A new table in a local folder is built whole (its rows, then its full-text indexes) in a hidden
@@ -21,22 +20,21 @@ A run that finds nothing changed commits nothing.
 
 Vectors (``index --embed``) live in a ``vector`` column whose field metadata records the model
 (``lancedb:tag:model``); vectors of unchanged chunks are reused by content hash.
+
+The writer is made of parts, one job each: storage/writer_new.py (where a new table comes from),
+storage/writer_open.py (an existing table checked as it is opened), storage/writer_vectors.py
+(the vector column), storage/writer_notes.py (what is kept besides the rows) and
+storage/write_guard.py (what a failed write says, the retry after a full disk).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shutil
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from lancelot_cli.errors import IndexingError, TableDamagedError
-from lancelot_cli.storage import ann, damage, disk, writer_first
+from lancelot_cli.errors import IndexingError
+from lancelot_cli.storage import ann, damage
 from lancelot_cli.storage.analyzer import fts_config, fts_options
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
@@ -44,12 +42,10 @@ from lancelot_cli.storage.columns import (
     fts_outdated,
     infer_type,
     sql_string,
-    table_schema,
 )
 from lancelot_cli.storage.facts import fts_columns, is_fts, table_names
 from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
 from lancelot_cli.storage.schema import (
-    ADDED_LATER,
     CHUNK,
     FIELD_INDEX_NAMES,
     FILE_HASH,
@@ -59,24 +55,17 @@ from lancelot_cli.storage.schema import (
     FTS_INDEX_NAME,
     HASH,
     ID,
-    MODEL_TAG,
-    OPTIONS_TAG,
     PATH,
     TEXT,
     VECTOR,
-    describe_path,
     is_local,
-    languages_path,
-    local_path,
 )
-
-T = TypeVar("T")
-
-# Lance file format of new tables. lancedb 0.40 still writes 2.0 ("stable" there); 2.1, the
-# format Lance itself makes by default, reads a search's hits by row id faster (60 random rows of
-# a 300k-chunk table: 14.7 -> 9.7 ms) and takes less disk (1M chunks: 2,155 -> 2,104 MB of data).
-# Tables already written keep their format (each one records it).
-FILE_FORMAT = {"new_table_data_storage_version": "2.1"}
+from lancelot_cli.storage.write_guard import guard, with_room
+from lancelot_cli.storage.writer_new import build_in_place
+from lancelot_cli.storage.writer_new import create_indexed as _create_indexed  # (tests build with it)
+from lancelot_cli.storage.writer_notes import TableNotes
+from lancelot_cli.storage.writer_open import open_checked
+from lancelot_cli.storage.writer_vectors import VectorWrites
 
 
 @dataclass(frozen=True)
@@ -89,33 +78,7 @@ class WriteResult:
     optimized: bool = False  # optimize() ran after the commit, or the vector index was built (see storage.policy)
 
 
-def _guard(action: str, db_uri: str, table: str):  # type: ignore[no-untyped-def]
-    """Turn storage errors into one IndexingError that names the table."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def wrapped():  # type: ignore[no-untyped-def]
-        try:
-            yield
-        except IndexingError:
-            raise
-        except (OSError, ValueError, RuntimeError) as exc:
-            full_or_read_only = disk.problem(exc, db_uri)
-            if full_or_read_only:
-                raise IndexingError(full_or_read_only) from exc
-            if damage.is_damage(exc):
-                raise IndexingError(
-                    f"could not {action} table {table!r} in {db_uri}: it is damaged "
-                    f"({damage.plain(str(exc))}); build it again with `lancelot index SRC DB "
-                    f"--rebuild`"
-                ) from exc
-            detail = " ".join(str(exc).split())
-            raise IndexingError(f"could not {action} table {table!r} in {db_uri}: {detail}") from exc
-
-    return wrapped()
-
-
-class TableWriter:
+class TableWriter(VectorWrites, TableNotes):
     """Opens one table for writing and makes it hold exactly the rows given. A table that does not
     exist yet is created by the first ``write`` (so a run that fails before it leaves nothing).
     ``vector_policy`` says when the vector column gets its ANN index (tests lower its threshold)."""
@@ -145,30 +108,20 @@ class TableWriter:
         self._tbl: Any = None
         self._fts: dict[str, Any] | None = None
         self.damaged = False  # a damaged table found with replace_damaged: written anew
-        with _guard("open", db_uri, table):
+        with guard("open", db_uri, table):
             self._db = lancedb.connect(db_uri, storage_options=storage_options or None)
             if checked:
                 with damage.said(table):
                     self._tbl = self._db.open_table(table)
                 return
             if table in table_names(self._db):  # every page: lancedb lists 10 names by default
-                opened, broken = self._open_whole(table)
+                opened, broken = open_checked(self._db, db_uri, table)
                 if broken is not None:
                     if not (replace_damaged and is_local(db_uri)):  # else "no changes" while searches fail
                         raise broken
                     self.damaged = True
                     return
                 self._tbl = opened
-                missing = [f.name for f in table_schema() if f.name not in self._tbl.schema.names]
-                if missing and set(missing) <= set(ADDED_LATER):
-                    # A table from an earlier Lancelot: add the newer columns (null file state = re-read once).
-                    self._tbl.add_columns([f for f in table_schema() if f.name in missing])
-                    missing = []
-                if missing:
-                    raise IndexingError(
-                        f"table {table!r} in {db_uri} was not made by `lancelot index` (it lacks "
-                        f"{', '.join(missing)}); pick another name with --table, or remove that table first"
-                    )
                 self.indexes_built.extend(self.rebuild_text_indexes())
 
     @property
@@ -195,7 +148,7 @@ class TableWriter:
             if column not in indexed or fts_outdated(self._tbl, column, self.fts):
                 # Building the new index is one commit: readers keep the old one until then
                 # (and search the text alone while a table has no title/heading/path index).
-                with _guard("write", self.db_uri, self.name):
+                with guard("write", self.db_uri, self.name):
                     self._tbl.create_index(column, config=fts_config(self.fts), name=index_name, replace=True)
                 built.append(column)
         return built
@@ -211,18 +164,6 @@ class TableWriter:
         data = self._tbl.take_offsets(offsets).select([TEXT]).to_arrow()
         return [str(text or "") for text in data.column(TEXT).to_pylist()]
 
-    def _open_whole(self, table: str) -> tuple[Any, IndexingError | None]:
-        """``table`` opened, and None; or None and what is wrong when opening it or reading a little of
-        each of its parts fails as damage does (storage/damage.py: one column of every data file, each
-        full-text index)."""
-        try:
-            with damage.said(table):
-                tbl = self._db.open_table(table)
-            damage.check(table, tbl, tbl.schema.names[0], sorted(fts_columns(tbl)))
-        except TableDamagedError as exc:
-            return None, IndexingError(f"{exc} (in {self.db_uri})")
-        return tbl, None
-
     # -- what is there ------------------------------------------------------------------------
 
     @property
@@ -236,20 +177,6 @@ class TableWriter:
     def count(self) -> int:
         return int(self._tbl.count_rows()) if self._tbl is not None else 0
 
-    @property
-    def stored_model(self) -> str | None:
-        """The model the table's vectors were made with (None: no table, or no vector column yet).
-        The indexer chooses its embedder from it (indexer/run.py), so it needs no reader of its own."""
-        return self.vector_info()[0]
-
-    def vector_info(self) -> tuple[str | None, int | None]:
-        """(model, dimension) of the table's vector column, or (None, None) without one."""
-        if self._tbl is None or VECTOR not in self._tbl.schema.names:
-            return None, None
-        field = self._tbl.schema.field(VECTOR)
-        model = (field.metadata or {}).get(MODEL_TAG.encode())
-        return (model.decode() if model else None), int(field.type.list_size)
-
     def existing(self, paths: set[str] | None = None) -> list[dict[str, Any]]:
         """Every row's id, path, hash and the state of its file (size, mtime, content hash); with
         ``paths``, only the rows of those files (a small re-index reads a few rows, not the table)."""
@@ -259,7 +186,7 @@ class TableWriter:
         search = self._tbl.search()
         if paths is not None:
             search = search.where(f"{PATH} IN ({', '.join(map(sql_string, sorted(paths)))})")
-        with _guard("read", self.db_uri, self.name):
+        with guard("read", self.db_uri, self.name):
             return search.select(columns).limit(None).to_arrow().to_pylist()
 
     def file_state(self) -> dict[str, tuple[int | None, int | None, str | None]]:
@@ -268,62 +195,16 @@ class TableWriter:
         if self._tbl is None:
             return {}
         columns = [PATH, *(c for c in FILE_STATE if c in self._tbl.schema.names)]
-        with _guard("read", self.db_uri, self.name):
+        with guard("read", self.db_uri, self.name):
             rows = self._tbl.search().where(f"{CHUNK} = 0").select(columns).limit(None).to_arrow().to_pylist()
         return {row[PATH]: (row.get(FILE_SIZE), row.get(FILE_MTIME), row.get(FILE_HASH)) for row in rows}
-
-    def rows_without_vectors(self, model: str) -> list[dict[str, Any]]:
-        """id, hash and text of the rows that have no vector made by ``model`` yet (written text
-        first): those with none, or every row when the column holds another model's or is missing."""
-        if self._tbl is None:
-            return []
-        search = self._tbl.search()
-        if self.vector_info()[0] == model:
-            search = search.where(f"{VECTOR} IS NULL")
-        with _guard("read", self.db_uri, self.name):
-            return search.select([ID, HASH, TEXT]).limit(None).to_arrow().to_pylist()
-
-    def use_vector_column(self, model: str, dimension: int) -> bool:
-        """Make the vector column the one ``model`` fills (``dimension`` long), emptied when it held
-        another model's or size's vectors: one commit, only when it changes (True then). The rows'
-        vectors follow (``set_vectors``)."""
-        if self._tbl is None or self.vector_info() == (model, dimension):
-            return False
-        with _guard("write", self.db_uri, self.name):
-            self._replace_vector_column(model, dimension)
-        return True
-
-    def set_vectors(self, vectors: dict[str, list[float]]) -> int:
-        """Give the rows named by id their vectors, in one commit (only the vector column is
-        written); rows gone meanwhile are passed over. The new version."""
-        import pyarrow as pa
-
-        if not vectors:
-            return self.version
-        field = self._tbl.schema.field(VECTOR)
-        data = pa.table(
-            {ID: pa.array(list(vectors), pa.string()), VECTOR: pa.array(list(vectors.values()), field.type)},
-            schema=pa.schema([pa.field(ID, pa.string(), nullable=False), field]),
-        )
-        with _guard("write", self.db_uri, self.name):
-            self._tbl.merge_insert(ID).when_matched_update_all().execute(data)
-        return self.version
-
-    def reusable_vectors(self, model: str) -> dict[str, list[float]]:
-        """hash -> vector of the rows embedded with ``model`` (empty if the model differs)."""
-        stored, _ = self.vector_info()
-        if self._tbl is None or stored != model:
-            return {}
-        with _guard("read", self.db_uri, self.name):
-            data = self._tbl.search().where(f"{VECTOR} IS NOT NULL").select([HASH, VECTOR]).limit(None).to_arrow()
-        return dict(zip(data.column(HASH).to_pylist(), data.column(VECTOR).to_pylist(), strict=True))
 
     def unindexed(self) -> int:
         """Rows that some full-text index, or the vector index, of the table does not cover yet
         (searched by a scan)."""
         if self._tbl is None:
             return 0
-        with _guard("read", self.db_uri, self.name):
+        with guard("read", self.db_uri, self.name):
             return max(
                 (
                     int(getattr(index, "num_unindexed_rows", 0) or 0)
@@ -342,11 +223,11 @@ class TableWriter:
         if self._tbl is None:
             return False
         unindexed = self.unindexed()
-        with _guard("read", self.db_uri, self.name):
+        with guard("read", self.db_uri, self.name):
             stats = self._tbl.stats()
         fragments, rows = int(stats["fragment_stats"]["num_small_fragments"]), int(stats["num_rows"])
         due = policy.due(rows, unindexed, fragments) or (force and (unindexed or fragments > 1))
-        with _guard("write", self.db_uri, self.name):
+        with guard("write", self.db_uri, self.name):
             if due:
                 self._tbl.optimize()  # (compaction and folding: the row count stays)
             built = ann.maintain(self._tbl, self.vector_policy, rows)
@@ -385,7 +266,7 @@ class TableWriter:
             rows = rows if isinstance(rows, list) else list(rows)
             return self._write_first(rows, model, dimension, release, options)
         if created:
-            with _guard("create", self.db_uri, self.name):
+            with guard("create", self.db_uri, self.name):
                 self._tbl = _create_indexed(self._db, self.name, self.fts)
         stored_model, stored_dim = self.vector_info()
         vectors_changed = model is not None and (stored_model != model or stored_dim != dimension)
@@ -394,43 +275,14 @@ class TableWriter:
             return WriteResult(0, 0, 0, int(self._tbl.version), committed=created)
 
         def merge() -> None:
-            with _guard("write", self.db_uri, self.name):
+            with guard("write", self.db_uri, self.name):
                 if vectors_changed:
                     self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
                 self._merge(rows, paths, every_row=vectors_changed)
 
-        self._with_room(merge)
-        optimized = self._with_room(self.optimize, committed=True)
+        with_room(self._tbl, self.db_uri, merge)
+        optimized = with_room(self._tbl, self.db_uri, self.optimize, committed=True)
         return WriteResult(added, updated, deleted, int(self._tbl.version), committed=True, optimized=optimized)
-
-    def _with_room(self, step: Callable[[], T], *, committed: bool = False) -> T:
-        """``step()``; when it fails because the disk is full, give up every older version of the
-        table and the files the failed step left, then try it once more (issue 37 item 7: after a
-        full disk, the old versions, kept 7 days for readers, and the failed step's files, kept 7
-        days as "unverified", held the disk full for every later run, even --rebuild, and deleting
-        documents freed nothing). This run holds the writer lock, so no other transaction is in
-        progress; a reader still on an older version gets one error and then reads the latest.
-        ``committed``: the step comes after the run's commit, which stands (its error says so)."""
-        try:
-            return step()
-        except IndexingError as exc:
-            cause = exc.__cause__
-            if cause is None or not disk.is_full(cause) or self._tbl is None or not is_local(self.db_uri):
-                raise
-        with contextlib.suppress(Exception):  # best effort: the disk may not even hold a manifest
-            self._tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-        try:
-            return step()
-        except IndexingError as exc:
-            cause = exc.__cause__
-            if not committed or cause is None or not disk.is_full(cause):
-                raise
-            raise IndexingError(disk.problem(cause, self.db_uri, committed=True) or str(exc)) from cause
-            with contextlib.suppress(Exception):  # best effort: the disk may not even hold a manifest
-                self._tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-            if committed:
-                raise IndexingError(disk.problem(cause, self.db_uri, committed=True) or str(exc)) from cause
-            raise
 
     def _changes(self, rows: Sequence[dict[str, Any]], paths: set[str] | None) -> tuple[int, int, int, bool]:
         """(rows added, updated, deleted, whether some file's state changed) against the rows the
@@ -481,40 +333,21 @@ class TableWriter:
         hidden staging folder (storage/writer_first.py) and moved into place with one rename: a
         reader sees no table, then all of it; a failure before the rename leaves no table (or the
         damaged one as it was)."""
-        import lancedb
-
-        if len({row[ID] for row in rows}) != len(rows):
-            raise IndexingError("two chunks share one id; this is a bug in the chunk numbering")
-        added = len(rows)
-        root = local_path(self.db_uri)
-        staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
-        try:
-            with _guard("create", self.db_uri, self.name):
-                staged = writer_first.create(
-                    lancedb.connect(staging),
-                    self.name,
-                    rows,
-                    model,
-                    dimension,
-                    release=release,
-                    storage_options=FILE_FORMAT,
-                    fts=self.fts,
-                    options=options,
-                )
-                ann.maintain(staged, self.vector_policy, added)
-                del staged
-                target = os.path.join(root, f"{self.name}.lance")
-                if self.damaged and os.path.exists(target):  # --rebuild of a damaged table: it goes aside first
-                    os.rename(target, os.path.join(staging, "damaged.lance"))
-                try:
-                    os.rename(os.path.join(staging, f"{self.name}.lance"), target)
-                except OSError:
-                    if self.damaged and not os.path.exists(target):
-                        os.rename(os.path.join(staging, "damaged.lance"), target)  # as it was
-                    raise
-                self._tbl = self._db.open_table(self.name)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)  # with the damaged table, if one was put aside
+        added = len(rows)  # before the rows are released
+        build_in_place(
+            self.db_uri,
+            self.name,
+            rows,
+            model,
+            dimension,
+            release=release,
+            fts=self.fts,
+            options=options,
+            vector_policy=self.vector_policy,
+            damaged=self.damaged,
+        )
+        with guard("create", self.db_uri, self.name):
+            self._tbl = self._db.open_table(self.name)
         # (optimized: every row is in the full-text indexes already, nothing is left to fold or compact)
         return WriteResult(added, 0, 0, int(self._tbl.version), committed=True, optimized=True)
 
@@ -531,75 +364,14 @@ class TableWriter:
         """The table's columns that front matter added (all but the indexer's own)."""
         return set() if self._tbl is None else set(self._tbl.schema.names) - OWN_COLUMNS
 
-    def index_options(self) -> dict[str, Any]:
-        """The index options saved with the table (``--exclude``, site detection), {} if none."""
-        if self._tbl is None or PATH not in self._tbl.schema.names:
-            return {}
-        raw = (self._tbl.schema.field(PATH).metadata or {}).get(OPTIONS_TAG.encode())
-        try:
-            value = json.loads(raw) if raw else {}
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
-    def save_index_options(self, options: dict[str, Any]) -> bool:
-        """Keep ``options`` with the table (field metadata of ``path``) so that a re-run and
-        ``--watch`` use them; one commit, only when they changed (True then)."""
-        if self._tbl is None or options == self.index_options():
-            return False
-        with _guard("write", self.db_uri, self.name):
-            self._tbl.update_field_metadata({"path": PATH, "metadata": {OPTIONS_TAG: json.dumps(options)}})
-        return True
-
-    def save_descriptions(self, descriptions: dict[str, str]) -> None:
-        """Keep a copy of the folder descriptions beside the table (``schema.describe_path``), or
-        remove it when there are none."""
-        _save_beside(describe_path(self.db_uri, self.name), descriptions)
-
-    def save_languages(self, languages: list[str]) -> None:
-        """Keep a copy of the documents' languages beside the table (``schema.languages_path``)."""
-        _save_beside(languages_path(self.db_uri, self.name), languages)
-
     def drop_front_matter_columns(self, keep: set[str]) -> list[str]:
         """Drop the front-matter columns not in ``keep`` (``--rebuild``: keys no file has any more,
         or that the column cap leaves out, go with their columns). One commit; returns their names."""
         stale = sorted(self.front_matter_columns() - keep)
         if stale:
-            with _guard("write", self.db_uri, self.name):
+            with guard("write", self.db_uri, self.name):
                 self._tbl.drop_columns(stale)
         return stale
-
-    def _replace_vector_column(self, model: str, dimension: int) -> None:
-        import pyarrow as pa
-
-        if VECTOR in self._tbl.schema.names:
-            self._tbl.drop_columns([VECTOR])
-        field = pa.field(VECTOR, pa.list_(pa.float32(), dimension), metadata={MODEL_TAG: model})
-        self._tbl.add_columns(field)
-
-
-def _save_beside(path: str | None, data: dict[str, str] | list[str]) -> None:
-    """``data`` as JSON at ``path`` (a local table's neighbour), written whole (temporary file, then
-    rename), or the file removed when there is nothing to keep; nothing for an object store."""
-    if path is None:
-        return
-    if not data:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-        return
-    staged = f"{path}.{uuid.uuid4().hex}.tmp"
-    with open(staged, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=1)
-    os.replace(staged, path)
-
-
-def _create_indexed(db: Any, table: str, fts: Mapping[str, Any] | None = None) -> Any:
-    """A new table in an object store, which has no atomic rename: created empty, then indexed at
-    once (a reader may see it empty and without its index for that moment; it falls back to a
-    scan). Local folders build the whole table aside instead (``TableWriter._write_first``)."""
-    tbl = db.create_table(table, schema=table_schema(), storage_options=FILE_FORMAT)
-    writer_first.create_text_indexes(tbl, fts)
-    return tbl
 
 
 def _changed(has_vectors: bool) -> str:

@@ -1,5 +1,7 @@
-"""The first write of a new table in a local folder, made with little memory (issue 25: a full
-index of three copies of the FastAPI docs peaked at 229 MiB, of the PostgreSQL manual at 257).
+"""The first write of a new table in a local folder, made with little memory.
+
+Issue 25: a full index of three copies of the FastAPI docs peaked at 229 MiB, of the PostgreSQL
+manual at 257.
 
 The writer's general path (storage/writer.py) creates the table empty with its four full-text
 indexes, turns every row into one Arrow table, appends it and then runs ``optimize()`` to fold

@@ -163,68 +163,81 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
 
     def _database(self) -> tuple[str, bool]:
         """The database folder, and whether it is to be created (empty) at the end."""
+        given = self._given_db()
+        while True:
+            path = given if given is not None else self._asked_db()
+            if not is_local(path):
+                return path, False
+            if os.path.isdir(path):
+                self._offer_index(path)
+                return path, False
+            decided = self._missing_db(path)
+            if decided is not None:
+                return decided
+            given = None  # "choose another folder"
+
+    def _given_db(self) -> str | None:
+        """The folder from ``--db``, or without a terminal the current one; None: to be asked."""
         o = self.options
         if o.db:
             problem = db_problem(o.db, self.cwd)
             if problem:
                 raise ConfigError(f"--db: {problem}")
-            given: str | None = normalise_db(o.db, self.cwd)
-        elif not self.interactive:
+            return normalise_db(o.db, self.cwd)
+        if not self.interactive:
             current = self.current("LANCEDB_PATH") or ""
             problem = db_problem(current, self.cwd)
             if problem:
                 raise ConfigError(f"the current LANCEDB_PATH will not do: {problem}; pass --db PATH")
-            given = normalise_db(current, self.cwd)
-        else:
-            given = None
-        while True:
-            if given is None:
-                answer = self.ask.path(
-                    "Database folder (LANCEDB_PATH):",
-                    default=self.suggested_db(),
-                    validate=lambda raw: db_problem(raw, self.cwd),
+            return normalise_db(current, self.cwd)
+        return None
+
+    def _asked_db(self) -> str:
+        answer = self.ask.path(
+            "Database folder (LANCEDB_PATH):",
+            default=self.suggested_db(),
+            validate=lambda raw: db_problem(raw, self.cwd),
+        )
+        return normalise_db(answer, self.cwd)
+
+    def _offer_index(self, path: str) -> None:
+        """An existing folder without tables: offer to index into it now (at a terminal only)."""
+        if (
+            self.interactive
+            and not list_tables(path)
+            and self.ask.confirm(f"{path} has no tables yet. Index a folder of documents into it now?", default=True)
+        ):
+            self._index_into(path)
+
+    def _missing_db(self, path: str) -> tuple[str, bool] | None:
+        """A folder that does not exist: created (with ``--yes``), indexed into now, created empty,
+        or None when another folder is to be chosen."""
+        if not self.interactive:
+            if self.options.yes:
+                say(
+                    f"{path} does not exist: it will be created, empty; fill it with "
+                    f"`lancelot index SRC {shlex.quote(path)}`"
                 )
-                path = normalise_db(answer, self.cwd)
-            else:
-                path = given
-            if not is_local(path):
-                return path, False
-            if os.path.isdir(path):
-                if (
-                    self.interactive
-                    and not list_tables(path)
-                    and self.ask.confirm(
-                        f"{path} has no tables yet. Index a folder of documents into it now?", default=True
-                    )
-                ):
-                    self._index_into(path)
-                return path, False
-            if not self.interactive:
-                if o.yes:
-                    say(
-                        f"{path} does not exist: it will be created, empty; fill it with "
-                        f"`lancelot index SRC {shlex.quote(path)}`"
-                    )
-                    return path, True
-                raise ConfigError(
-                    f"database folder {path} does not exist: create it with "
-                    f"`lancelot index SRC {shlex.quote(path)}`, or pass --yes to create it empty"
-                )
-            choice = self.ask.select(
-                f"{path} does not exist yet. What now?",
-                [
-                    ("index", "Index a folder of documents into it now (`lancelot index SRC DB`)"),
-                    ("create", "Create it empty; index later with `lancelot index SRC DB`"),
-                    ("other", "Choose another folder"),
-                ],
-                default="index",
-            )
-            if choice == "index":
-                self._index_into(path)
-                return path, False
-            if choice == "create":
                 return path, True
-            given = None
+            raise ConfigError(
+                f"database folder {path} does not exist: create it with "
+                f"`lancelot index SRC {shlex.quote(path)}`, or pass --yes to create it empty"
+            )
+        choice = self.ask.select(
+            f"{path} does not exist yet. What now?",
+            [
+                ("index", "Index a folder of documents into it now (`lancelot index SRC DB`)"),
+                ("create", "Create it empty; index later with `lancelot index SRC DB`"),
+                ("other", "Choose another folder"),
+            ],
+            default="index",
+        )
+        if choice == "index":
+            self._index_into(path)
+            return path, False
+        if choice == "create":
+            return path, True
+        return None
 
     def _index_into(self, db_uri: str) -> None:
         """Index a folder into ``db_uri`` now, as `lancelot index SRC DB` does (progress bar, summary on

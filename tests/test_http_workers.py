@@ -84,7 +84,10 @@ def start(tmp_path: Path, db: Path, *args: str, **env: str) -> Served:
         LANCEDB_PATH=str(db),
         LANCELOT_CONFIG_DIR=str(tmp_path / "config"),
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-        **env,
+        # The SDK clients of these tests keep connections alive between requests; under coverage on
+        # a loaded 2-core CI machine they took over the 5 s idle limit to send the next one, and a
+        # connection the server closed just then failed with ReadError (twice in CI, never here).
+        **{"LANCELOT_HTTP_IDLE_TIMEOUT": "60", **env},
     )
     return spawn_serve(lancelot_command(), ["--http", str(port), *args], port, tmp_path / "server", environ)
 
@@ -185,7 +188,10 @@ def serving(served: Served, workers: list[int], timeout: float = 60.0) -> None:
     seen: set[int] = set()
     deadline = time.monotonic() + timeout
     while seen != set(workers) and time.monotonic() < deadline:
-        seen.update(asyncio.run(_clients(served.url, 8)))
+        try:
+            seen.update(asyncio.run(_clients(served.url, 8)))
+        except Exception as exc:  # noqa: BLE001 (any failure: say what the server said with it)
+            pytest.fail(f"{exc!r}\n{served.stderr}")
     assert seen == set(workers), (seen, workers, served.stderr)
     time.sleep(1.0)  # the parent looks at each starting worker every 0.5 s (server/workers.py)
 

@@ -278,7 +278,7 @@ def root(
 
 
 def _register() -> None:
-    from lancelot_cli.cli import bench, index, init, read, serve
+    from lancelot_cli.cli import bench, index, init, read, search, serve
 
     def command(name: str, help: str, function: Any, epilog: str | None = None) -> None:  # noqa: A002
         app.command(name, help=help, epilog=epilog, cls=LancelotCommand)(function)
@@ -286,7 +286,7 @@ def _register() -> None:
     command("serve", serve.HELP, serve.serve)
     command("index", index.HELP, index.index)
     command("status", read.STATUS_HELP, read.status, read.STATUS_EPILOG)
-    command("search", read.SEARCH_HELP, read.search, read.SEARCH_EPILOG)
+    command("search", search.SEARCH_HELP, search.search, search.SEARCH_EPILOG)
     command("query", read.QUERY_HELP, read.query)
     command("show", read.SHOW_HELP, read.show)
     command("ls", read.LS_HELP, read.ls)

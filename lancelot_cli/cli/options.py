@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from lancelot_cli import settings as settings_module
-from lancelot_cli.limits import MAX_LIMIT, MAX_PHRASINGS
+from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
 from lancelot_cli.settings import BY_NAME, DEFAULT_TABLE, Settings
 
 
@@ -100,6 +100,53 @@ Db = Annotated[
     str | None,
     typer.Option("--db", help="Database folder [default: LANCEDB_PATH].", metavar="PATH", show_default=False),
 ]
+
+PathPrefix = Annotated[
+    str | None,
+    typer.Option(
+        "--path-prefix",
+        metavar="PREFIX",
+        show_default=False,
+        help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: docs/adr/).",
+    ),
+]
+Budget = Annotated[
+    int | None,
+    typer.Option(
+        "--budget",
+        "-b",
+        min=MIN_BUDGET,
+        max=MAX_BUDGET,
+        metavar="CHARS",
+        help="Maximum characters [default: LANCEDB_CONTEXT_BUDGET or 8000].",
+        show_default=False,
+    ),
+]
+Filter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        "-f",
+        metavar="COLUMN=VALUE",
+        show_default=False,
+        help="Only rows whose COLUMN equals VALUE (e.g. status=accepted); "
+        "repeat for more columns, or repeat a column for any of "
+        "several values.",
+    ),
+]
+
+
+def parse_filters(values: list[str] | None) -> dict[str, object] | None:
+    """["status=accepted", "status=proposed", "kind=adr"] -> {"status": [...], "kind": "adr"}."""
+    if not values:
+        return None
+    found: dict[str, list[str]] = {}
+    for value in values:
+        column, sep, wanted = value.partition("=")
+        if not sep or not column.strip():
+            raise typer.BadParameter(f"{value!r} is not COLUMN=VALUE", param_hint="'--filter'")
+        found.setdefault(column.strip(), []).append(wanted)
+    return {column: vals[0] if len(vals) == 1 else vals for column, vals in found.items()}
 
 
 def load_settings(ctx: typer.Context, db: str | None = None, **flags: Any) -> Settings:

@@ -1,5 +1,5 @@
 """The command line described as data: commands, their arguments and options (names, metavar, help,
-default). One source for the `--help` screens (`render.help_screen`) and, through `tools.generate.walk`, the
+default). One source for the `--help` screens (`cli/helpfmt.py`) and, through `tools.generate.walk`, the
 man pages and the docs test, all read from the Typer app itself so they cannot drift apart.
 
 Stdlib and typer only: `lancelot --help` goes through here.

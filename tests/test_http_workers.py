@@ -193,7 +193,11 @@ def serving(served: Served, workers: list[int], timeout: float = 60.0) -> None:
         except Exception as exc:  # noqa: BLE001 (any failure: say what the server said with it)
             pytest.fail(f"{exc!r}\n{served.stderr}")
     assert seen == set(workers), (seen, workers, served.stderr)
-    time.sleep(1.0)  # the parent looks at each starting worker every 0.5 s (server/workers.py)
+    # The parent still takes a worker's death for a start-up failure until it has seen every
+    # worker serve (server/workers.py); a loaded CI machine took over the 1 s once waited here.
+    while "worker processes are serving" not in served.stderr and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "worker processes are serving" in served.stderr, served.stderr
 
 
 async def _clients(url: str, count: int) -> list[int]:

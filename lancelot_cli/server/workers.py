@@ -101,6 +101,11 @@ class Supervisor(Multiprocess):
                     self._fail(process, f"exit code {process.exitcode}")
             elif time.monotonic() > deadline:
                 self._fail(process, f"not serving after {STARTUP_SECONDS:g} s")
+        if not waiting and not self.should_exit.is_set():
+            # From here a worker that dies is replaced; before, its death stops the server (a start-up
+            # failure). Said once, so that an operator (and the tests) can tell the two apart.
+            sys.stderr.write(f"lancelot: all {len(self.processes)} worker processes are serving\n")
+            sys.stderr.flush()
 
     def keep_subprocess_alive(self) -> None:
         super().keep_subprocess_alive()

@@ -169,15 +169,6 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     remember(settings, source)  # for the links to files that `search` prints on a terminal
     summary = report.as_dict()
     render.index_summary(summary)
-    if summary.get("chunkSizeNote"):
-        from rich.markup import escape
-
-        render.stderr().print(f"[yellow]note:[/] {escape(summary['chunkSizeNote'])}")
-    if summary.get("textReadAgain"):
-        render.stderr().print(
-            "[yellow]note:[/] every file was read again: this version of lancelot reads documents' text "
-            "more cleanly than the one that made the table (later runs read only what changed)"
-        )
     return summary
 
 

@@ -121,6 +121,13 @@ def index_summary(report: dict[str, Any]) -> None:
         )
     elif report.get("vectorsHint"):
         err.print(f"[yellow]note:[/] {escape(report['vectorsHint'])}")
+    if report.get("chunkSizeNote"):
+        err.print(f"[yellow]note:[/] {escape(report['chunkSizeNote'])}")
+    if report.get("textReadAgain"):
+        err.print(
+            "[yellow]note:[/] every file was read again: this version of lancelot reads documents' text "
+            "more cleanly than the one that made the table (later runs read only what changed)"
+        )
 
 
 def batch_line(report: dict[str, Any], clock: str) -> str:

@@ -15,7 +15,7 @@ How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified 
    after a commit already finds the new words and not the removed ones (tests/test_deferred_optimize.py).
    It keeps versions younger than 7 days, so a reader still on the previous version is not broken;
    only a step that finds the disk full gives them up, with what failed writes left, and tries
-   again (``_with_room``).
+   again (``write_guard.with_room``).
 A run that finds nothing changed commits nothing.
 
 Vectors (``index --embed``) live in a ``vector`` column whose field metadata records the model

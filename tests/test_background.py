@@ -100,7 +100,7 @@ class Setup:
             tuple(found["modules"]),
         )
 
-    def console(self, *args: str, warm: bool = True) -> subprocess.CompletedProcess[str]:
+    def console(self, *args: str, warm: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         """A command as a person runs it (the console script's `main`, which starts a missing server)."""
         return subprocess.run(
             [*lancelot_command(), *args],
@@ -110,6 +110,7 @@ class Setup:
             env=self.env if warm else self.cold_env,
             stdin=subprocess.DEVNULL,
             check=False,
+            cwd=cwd,
         )
 
     def start(self, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -315,6 +316,24 @@ def test_a_relative_db_is_the_one_in_the_commands_folder(setup: Setup, sample_db
     elsewhere.mkdir()
     missing = setup.lancelot("search", "refund", "--db", "db", cwd=elsewhere)
     assert not missing.answered and missing.code == 1 and "db" in missing.err
+
+
+@LINUX
+@pytest.mark.slow
+def test_the_server_never_imports_code_from_the_callers_folder(setup: Setup, sample_db: Path, tmp_path: Path) -> None:
+    """Issue 46 #1: a `lancelot_cli/` folder where a person runs `lancelot search` ran as the background
+    server on Python 3.10 (no `-P`). The server answers, and the planted package never ran."""
+    here = tmp_path / "here"
+    planted = here / "lancelot_cli"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "planted-ran"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    (planted / "__main__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    first = setup.console("search", "refund", "--db", str(sample_db), "--json", cwd=here)
+    assert first.returncode == 0, first.stderr
+    _wait(lambda: setup.sockets(), "no server started")
+    _wait(lambda: setup.lancelot("search", "refund", "--db", str(sample_db)).answered, "never answered")
+    assert not marker.exists(), "the background server imported the caller's lancelot_cli/"
 
 
 @LINUX

@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
@@ -23,11 +24,6 @@ from mcp import Client, StdioServerParameters
 from lancelot_cli._version import __version__
 from tests.conftest import REPO, subprocess_env
 from tests.support.expected import TOOLS
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    tomllib = pytest.importorskip("tomli")
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 PLUGIN_ROOT = REPO / "claude-plugin"

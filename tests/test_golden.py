@@ -216,19 +216,74 @@ def _prompts(db: Path) -> dict[str, Any]:
     return anyio.run(call)
 
 
+# The versions of the libraries that decide the replies' bytes when the files were written: a
+# failure names them beside the running ones, so a release that moves a score says so (issue 45 #1).
+RECORDED_WITH = GOLDEN / "versions.json"
+DECIDING = ("lancedb", "mcp", "typer")
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in DECIDING}
+
+
+def _first_difference(expected: Any, got: Any, where: str = "") -> str:
+    """Where two JSON values first differ, and how: "hits[0].score: 1.207482 -> 1.207537"."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in sorted(set(expected) | set(got), key=str):
+            if key not in got or key not in expected:
+                return f"{where}.{key}: {'gone' if key not in got else 'new'}"
+            if expected[key] != got[key]:
+                return _first_difference(expected[key], got[key], f"{where}.{key}")
+    if isinstance(expected, list) and isinstance(got, list):
+        for i, (a, b) in enumerate(zip(expected, got, strict=False)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{i}]")
+        if len(expected) != len(got):
+            return f"{where}: {len(expected)} items -> {len(got)}"
+    return f"{where.lstrip('.') or 'the reply'}: {json.dumps(expected)[:200]} -> {json.dumps(got)[:200]}"
+
+
+def _why(recorded: dict[str, str]) -> str:
+    moved = [f"{n} {recorded.get(n, '?')} -> {v}" for n, v in _versions().items() if recorded.get(n) != v]
+    if moved:
+        return f"recorded with another release ({', '.join(moved)}): it changed the reply"
+    return "recorded with the same releases: the code changed the reply"
+
+
 def _check(name: str, replies: dict[str, Any]) -> None:
     path = GOLDEN / f"{name}.json"
     text = json.dumps(replies, ensure_ascii=False, indent=1) + "\n"
     if UPDATE or not path.exists():
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        RECORDED_WITH.write_text(json.dumps(_versions(), indent=1) + "\n", encoding="utf-8")
         if not UPDATE:
             pytest.fail(f"wrote {path.name}: it did not exist; review and commit it")
         return
     expected = json.loads(path.read_text(encoding="utf-8"))
+    recorded = json.loads(RECORDED_WITH.read_text(encoding="utf-8")) if RECORDED_WITH.exists() else {}
     for case, reply in replies.items():
-        assert reply == expected.get(case), f"{name}.json [{case}] changed"
+        if reply != expected.get(case):
+            pytest.fail(
+                f"{name}.json [{case}] changed at {_first_difference(expected.get(case), reply)}; "
+                f"{_why(recorded)}. If intended: LANCELOT_UPDATE_GOLDEN=1 pytest tests/test_golden.py"
+            )
     assert set(replies) == set(expected)
+
+
+def test_a_changed_reply_says_where_and_which_release_moved_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a failure says when a lancedb release moves a BM25 score in the 4th decimal."""
+    old = {"hits": [{"source": "a.md", "score": 1.207482}]}
+    new = {"hits": [{"source": "a.md", "score": 1.207537}]}
+    assert _first_difference(old, new) == "hits[0].score: 1.207482 -> 1.207537"
+    assert _first_difference({"a": 1}, {"a": 1, "b": 2}) == ".b: new"
+    running = _versions()
+    assert _why({**running, "lancedb": "0.0.1"}) == (
+        f"recorded with another release (lancedb 0.0.1 -> {running['lancedb']}): it changed the reply"
+    )
+    assert "the code changed" in _why(running)
 
 
 def test_cli_json_replies_are_unchanged(sample_db: Path) -> None:

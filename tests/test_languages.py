@@ -108,9 +108,18 @@ def test_query_words_split_only_unspaced_scripts():
         assert query_words(query, split_words) == query_words(query)
 
 
+# The English terms of the text below, as LanceDB's `simple` tokenizer made them up to lancedb 0.40
+# (stems, its stop words, identifiers split at punctuation), which English ranking was tuned on.
+ENGLISH_TERMS = (
+    "refund work run runner ran cafe v1 2 foo bar dec 0054 2025 06 18 e g user set alic api key store".split()
+)
+
+
 def test_english_terms_are_those_of_the_simple_tokenizer():
-    """The index's English terms (stems, stop words, identifiers split at punctuation) are what
-    LanceDB's default tokenizer made, so English ranking does not move."""
+    """The index's English terms are the ones English ranking was tuned on (LanceDB's `simple`
+    tokenizer up to 0.40), so a lancedb release does not move English ranking unnoticed. lancedb
+    0.41's `simple` keeps the stop words "don", "t", "s" and "aren" (issue 45 #1); ours, given its
+    stop words, did not change."""
     import lancedb
 
     text = (
@@ -119,8 +128,8 @@ def test_english_terms_are_those_of_the_simple_tokenizer():
     )
     options = {k: v for k, v in FTS_OPTIONS.items() if k not in ("with_position",)}
     ours = [t.text for t in lancedb.tokenize(text, **options)]
-    simple = [t.text for t in lancedb.tokenize(text)]
-    assert ours == simple
+    en_terms = [t.text for t in lancedb.tokenize(EN, **options)]
+    assert ours[len(en_terms) :] == ENGLISH_TERMS, f"lancedb {lancedb.__version__} analyzes English differently"
 
 
 def test_a_hit_that_matched_only_its_folder_name_is_left_out(monkeypatch, languages_db):

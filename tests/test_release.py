@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,6 @@ import yaml
 from lancelot_cli._version import __version__
 from tests.conftest import REPO
 from tests.support.expected import TOOLS
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    tomllib = pytest.importorskip("tomli")
 
 NAME = "io.github.lancelot-cli/lancelot"
 SCHEMA = REPO / "tests" / "support" / "server.schema.json"
@@ -49,13 +45,97 @@ def server() -> dict[str, Any]:
 
 def test_classifiers_name_the_pythons_the_os_the_status_and_the_audience(project: dict[str, Any]) -> None:
     classifiers = set(project["classifiers"])
-    for minor in (10, 11, 12, 13):
+    for minor in (11, 12, 13):
         assert f"Programming Language :: Python :: 3.{minor}" in classifiers
+    assert "Programming Language :: Python :: 3.10" not in classifiers  # issue 46 #1: 3.10 is not supported
     assert any(c.startswith("Operating System ::") for c in classifiers)
     assert any(c.startswith("Development Status ::") for c in classifiers)
     assert any(c.startswith("Intended Audience ::") for c in classifiers)
-    assert project["requires-python"] == ">=3.10"
+    assert project["requires-python"] == ">=3.11"
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(project["urls"])
+
+
+def _requirements(project: dict[str, Any]) -> list[str]:
+    build = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
+    extras = [r for group in project["optional-dependencies"].values() for r in group]
+    return [*build, *project["dependencies"], *extras]
+
+
+def test_every_requirement_is_bounded_above(project: dict[str, Any]) -> None:
+    """Issue 45 #1: `lancedb>=0.40` let 0.41 change BM25 scores and the default tokenizer under users.
+    Each requirement stops below a release the suite has not run on."""
+    unbounded = [r for r in _requirements(project) if "<" not in r and "==" not in r]
+    assert unbounded == []
+
+
+def test_the_libraries_the_golden_replies_pin_are_held_to_one_minor_release(project: dict[str, Any]) -> None:
+    """lancedb decides every score in tests/golden; mcp and typer the shape of every reply."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    by_name = {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower(): r for r in project["dependencies"]}
+    for name in ("lancedb", "mcp", "typer"):
+        spec = SpecifierSet(by_name[name][len(name) :])
+        (upper,) = [Version(s.version) for s in spec if s.operator == "<"]
+        (lower,) = [Version(s.version) for s in spec if s.operator == ">="]
+        assert (upper.major, upper.minor) == (lower.major, lower.minor + 1), by_name[name]
+
+
+def test_the_installed_versions_are_within_the_bounds(project: dict[str, Any]) -> None:
+    """The suite runs on what the bounds allow (a stale environment would test something else)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement
+
+    outside = []
+    for line in project["dependencies"]:
+        requirement = Requirement(line)
+        try:
+            installed = version(requirement.name)
+        except PackageNotFoundError:
+            continue
+        if not requirement.specifier.contains(installed, prereleases=True):
+            outside.append(f"{requirement.name} {installed} (wants {requirement.specifier})")
+    assert outside == []
+
+
+def _interpreter(minor: int) -> str | None:
+    """A Python 3.<minor> on this machine (PATH or pyenv's folder), if there is one."""
+    for found in (
+        shutil.which(f"python3.{minor}"),
+        *sorted(Path.home().glob(f".pyenv/versions/3.{minor}.*/bin/python3")),
+    ):
+        if found and subprocess.run([str(found), "-c", "pass"], capture_output=True, check=False).returncode == 0:
+            return str(found)
+    return None
+
+
+@pytest.mark.slow
+def test_python_3_10_is_refused_in_one_line() -> None:
+    """Issue 46 #1: on 3.10 (which requires-python allowed) every `index` failed on a 3.11 pattern and
+    the background server could import the caller's folder. pip now refuses the install, and a
+    checkout run there says what to do in one line."""
+    python = _interpreter(10)
+    if python is None:
+        pytest.skip("no Python 3.10 on this machine")
+    pip = subprocess.run(
+        [python, "-m", "pip", "install", "--dry-run", "--no-deps", "-q", str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert pip.returncode != 0 and "requires a different Python" in pip.stderr, pip.stderr[-1000:]
+    run = subprocess.run(
+        [python, "-m", "lancelot_cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=REPO,
+    )
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().startswith("lancelot needs Python 3.11 or newer; this is 3.10")
 
 
 def test_both_script_names_run_the_cli(project: dict[str, Any]) -> None:
@@ -134,7 +214,7 @@ def test_the_release_workflow_parses_and_does_the_steps() -> None:
     trigger = workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as True
     assert trigger["push"]["tags"] == ["v*"]
     jobs = workflow["jobs"]
-    assert jobs["test"]["strategy"]["matrix"]["python"] == ["3.10", "3.11", "3.12", "3.13"]
+    assert jobs["test"]["strategy"]["matrix"]["python"] == ["3.11", "3.12", "3.13"]
     assert jobs["build"]["needs"] == "test"
     steps = json.dumps(jobs["build"]["steps"])
     assert "python -m build" in steps and "twine check" in steps and "mcpb validate" in steps

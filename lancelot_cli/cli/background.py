@@ -275,7 +275,6 @@ def start_pending() -> None:
         env["LANCEDB_PATH"] = settings.db_uri  # --db: what the server would not see in its environment
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
-    flags = ["-P"] if sys.version_info >= (3, 11) else []  # not the working folder on sys.path
     log = f"{path[: -len('.sock')]}.log"
     try:
         with open(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
@@ -284,7 +283,7 @@ def start_pending() -> None:
             process = subprocess.Popen(
                 [
                     sys.executable,
-                    *flags,
+                    "-P",  # not the working folder on sys.path: never code from the caller's folder
                     "-m",
                     "lancelot_cli",
                     "serve",

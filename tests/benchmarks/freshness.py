@@ -69,7 +69,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -747,7 +747,7 @@ def folder_report(result: dict[str, Any]) -> str:
 
 def folder_main(opts: argparse.Namespace) -> None:
     meta = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "loadBefore": loadavg(),
     }
@@ -791,7 +791,7 @@ def main() -> None:
     import lancedb
 
     meta = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "lancedb": lancedb.__version__,

@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -543,7 +543,7 @@ def main() -> None:
     import importlib.metadata as md
 
     meta = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "lancelot": __version__,
         "mcp": md.version("mcp"),
         "lancedb": md.version("lancedb"),

@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +171,7 @@ def build_index(root: Path, env: dict[str, str], src: Path, opts: argparse.Names
         "embed_model": model,
         "index_seconds": round(seconds, 1),
         "summary": summary[-3:],
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     done.write_text(json.dumps(info, indent=1))
     return {**info, "db": str(db), "reused": False}
@@ -430,7 +430,7 @@ def main() -> None:
     rows = [score_one(q, reply, link_list) for q, (reply, _) in zip(questions, replies, strict=False)]
     latencies = sorted(seconds * 1000 for _, seconds in replies)
     result = {
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "code": opts.code_desc,
         "via": opts.via + (" with phrasings" if opts.phrasings else ""),
         "src": str(opts.src.resolve()),

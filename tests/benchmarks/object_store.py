@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -593,7 +593,7 @@ def main() -> None:
 
     result = {
         "benchmark": "object_store",
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "lancelot": __version__,
         "python": platform.python_version(),
         "machine": platform.machine(),

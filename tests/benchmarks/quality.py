@@ -43,11 +43,9 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from typing_extensions import Self
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # run as a script: make `lancelot_cli` importable from the checkout too
@@ -764,7 +762,7 @@ def main() -> None:
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "lancelot": __version__,
         "lancedb": md.version("lancedb"),
         "python": sys.version.split()[0],

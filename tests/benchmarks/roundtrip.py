@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -278,7 +278,7 @@ def main() -> None:
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "lancelot": __version__,
         "mcp": md.version("mcp"),
         "lancedb": md.version("lancedb"),

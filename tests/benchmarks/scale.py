@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -546,7 +546,7 @@ def main() -> None:
     import importlib.metadata as md
 
     results["meta"] = {
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "lancelot": __version__,
         "lancedb": md.version("lancedb"),
         "python": sys.version.split()[0],

@@ -70,6 +70,7 @@ class OpenAIEmbedder:
         self._max_retries = max_retries
         self._retry_budget = retry_budget
         redact.remember(api_key)  # an endpoint's error may echo it back (issue 37)
+        redact.remember_url(base_url)  # and the URL's password, sent as "Authorization: Basic …" (issue 46)
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIEmbedder(model={self.model!r}, base_url={redact.url(self.base_url)!r})"

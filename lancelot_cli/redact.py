@@ -5,7 +5,9 @@ echoes the request's ``Authorization`` header; an ``OPENAI_BASE_URL`` (or a data
 a user and password. Such text reaches a tool reply's ``note`` (so an agent's transcript), the
 CLI's output and its errors. ``text`` takes out of a string:
 
-* every secret this process was handed (``remember``: the API key when it is found or used),
+* every secret this process was handed (``remember``: the API key when it is found or used;
+  ``remember_url``: the user and password of the endpoint's URL, in every form the HTTP client
+  sends them, issue 46 #3),
 * the user information of any URL (``https://user:pass@host`` -> ``https://***@host``),
 * ``Bearer <token>`` and strings shaped like OpenAI keys (``sk-…``), whoever's they are.
 
@@ -15,8 +17,10 @@ Standard library only: a leaf any layer may import.
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
+from urllib.parse import unquote
 
 HIDDEN = "***"
 _MIN_SECRET = 8  # shorter values are not kept: replacing every "test" in a reply would hide words, not keys
@@ -36,6 +40,34 @@ def remember(secret: str | None) -> None:
     if secret and len(secret.strip()) >= _MIN_SECRET:
         with _lock:
             _secrets.add(secret.strip())
+
+
+def remember_url(value: str | None) -> None:
+    """Hide the user information of the URL ``value`` (``http://user:pass@host``) from every later
+    ``text``, in each form it can come back in: an endpoint may echo the ``Authorization: Basic``
+    header it was sent (base64 of the percent-decoded ``user:pass``, as httpx builds it) without the
+    word "Basic", or the decoded ``user:pass``, and the URL form itself is hidden by ``url``.
+
+    Remembered: ``user:pass`` raw and percent-decoded; base64 of each (standard and URL-safe, with
+    and without the ``=`` padding); the password alone, raw and percent-decoded. Like every remembered
+    secret, a form shorter than ``_MIN_SECRET`` is not kept: a short password alone ("test",
+    "admin") would hide ordinary words in every reply, and guards nothing a longer form does not.
+    The user name alone is not a secret (unless it is all there is: ``https://token@host``)."""
+    if not value or "://" not in value:
+        return
+    authority = value.split("://", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    userinfo = authority.rpartition("@")[0]
+    if not userinfo:
+        return
+    user, _, password = userinfo.partition(":")
+    decoded = f"{unquote(user)}:{unquote(password)}"  # what httpx puts in the Basic header
+    forms = {userinfo, decoded if password else unquote(user), password, unquote(password)}
+    for plain in (userinfo, decoded):
+        raw = plain.encode()
+        for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+            forms.update((encoded, encoded.rstrip("=")))
+    for form in forms:
+        remember(form)
 
 
 def url(value: str | None) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from lancelot_cli import redact
 from lancelot_cli.cli.init.questions import base_url_problem, key_problem, not_blank, say
 from lancelot_cli.errors import ConfigError, EmbeddingError
 from lancelot_cli.install_hint import install_command
@@ -161,7 +162,7 @@ class KeyQuestions:
             o.base_url is None
             and o.embedding_model is None
             and self.ask.confirm(
-                f"Change the embeddings endpoint or model? (now {base or 'OpenAI'}, {model})", default=False
+                f"Change the embeddings endpoint or model? (now {redact.url(base) or 'OpenAI'}, {model})", default=False
             )
         ):
             before = (base, model)
@@ -191,7 +192,7 @@ class KeyQuestions:
                 ) from None
             say(f"warning: the key check failed: {exc}. Storing the key anyway (--yes)")
             return "store", key
-        say(f"The key works: {base or 'OpenAI'} answered with {dimension}-d vectors for {model}.")
+        say(f"The key works: {redact.url(base) or 'OpenAI'} answered with {dimension}-d vectors for {model}.")
         stored["EMBEDDING_DIMENSIONS"] = str(dimension)
         self._measured = True
         return "store", key
@@ -224,7 +225,7 @@ class KeyQuestions:
                     return ("none" if action == "store" else "keep"), None
                 key, action = value, "store"
                 continue
-            say(f"The key works: {base or 'OpenAI'} answered with {dimension}-d vectors for {model}.")
+            say(f"The key works: {redact.url(base) or 'OpenAI'} answered with {dimension}-d vectors for {model}.")
             stored["EMBEDDING_DIMENSIONS"] = str(dimension)
             self._measured = True
             return action, (key if action == "store" else None)

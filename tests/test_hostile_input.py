@@ -259,13 +259,13 @@ def test_an_empty_folder_is_an_error_that_says_so(tmp_path: Path) -> None:
 
 def test_a_folder_of_unsupported_files_says_what_was_found(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    for name in ("a.odt", "b.odt", "c.doc", "d.rst"):
+    for name in ("a.odt", "b.odt", "c.doc", "d.tex"):
         write(docs / name, "x")
     with pytest.raises(IndexingError) as caught:
         index_folder(docs, str(tmp_path / "db"))
     message = str(caught.value)
     assert "found 4 file(s), none of a supported kind" in message
-    assert "2 .odt" in message and "1 .doc" in message and "1 .rst" in message and "--ext" in message
+    assert "2 .odt" in message and "1 .doc" in message and "1 .tex" in message and "--ext" in message
     assert ".md" in message and ".html" in message and ".pdf" in message and ".epub" in message
 
 

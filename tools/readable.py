@@ -19,15 +19,15 @@ GENERATED = "lancelot_cli/cli/readable_list.py"
 
 # A kind's name as a person says it, by the suffix that stands for the group.
 _NAMES = {".md": "Markdown", ".txt": "text", ".html": "HTML", ".pdf": "PDF", ".docx": "Word"}
-_NAMES.update({".pptx": "PowerPoint", ".epub": "EPUB"})
+_NAMES.update({".rst": "reStructuredText", ".adoc": "AsciiDoc", ".pptx": "PowerPoint", ".epub": "EPUB"})
 
 
 def groups() -> list[tuple[str, tuple[str, ...]]]:
     """(name, suffixes) for each kind the indexer reads, in the order people know them."""
     from lancelot_cli.indexer.formats import PACKAGED
-    from lancelot_cli.indexer.scanning import EXTENSIONS, HTML, MARKDOWN, TEXT
+    from lancelot_cli.indexer.scanning import ASCIIDOC, EXTENSIONS, HTML, MARKDOWN, RST, TEXT
 
-    out = [(_name(group), _ordered(group)) for group in (MARKDOWN, TEXT, HTML)]
+    out = [(_name(group), _ordered(group)) for group in (MARKDOWN, TEXT, RST, ASCIIDOC, HTML)]
     out += [(_name({suffix}), (suffix,)) for suffix in _ordered(PACKAGED)]
     listed = {suffix for _, suffixes in out for suffix in suffixes}
     out += [(_name({suffix}), (suffix,)) for suffix in sorted(EXTENSIONS - listed)]  # a set not known here

@@ -66,10 +66,18 @@ def index_progress() -> Iterator[tuple[Callable[[str, int, int], None], Callable
             yield progress, on_embed
 
 
+NO_TEXT = "no text found"  # sources.read_document's reason for an empty file
+
+
 def index_summary(report: dict[str, Any]) -> None:
     err = stderr()
+    empty = [item["path"] for item in report["skipped"] if item["reason"] == NO_TEXT]
     for item in report["skipped"]:
-        err.print(f"[yellow]skipped[/] {escape(shown(item['path']))}: {escape(shown(item['reason']))}")
+        if item["reason"] != NO_TEXT:
+            err.print(f"[yellow]skipped[/] {escape(shown(item['path']))}: {escape(shown(item['reason']))}")
+    if empty:  # one line, however many: a project's empty __init__.py files buried the summary (issue 47)
+        first = ", ".join(shown(p) for p in empty[:3]) + (", ..." if len(empty) > 3 else "")
+        err.print(f"[yellow]skipped[/] {len(empty)} file(s) with no text: {escape(first)}")
     for item in report.get("notes", ()):
         err.print(f"[yellow]note[/] {escape(shown(item['path']))}: {escape(shown(item['note']))}")
     if report.get("needExtra"):  # one line, however many files: they are all read once it is installed

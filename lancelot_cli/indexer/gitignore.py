@@ -31,6 +31,27 @@ def git_ignored(root: Path, paths: list[str]) -> set[str]:
     return {p for p in answer.stdout.split("\0") if p}
 
 
+def in_git_work_tree(root: Path) -> bool:
+    """Whether ``root`` is in a git work tree: a repository's ``.git`` folder (one with a ``HEAD``) or
+    a worktree's ``.git`` file in it or above it. Read off the files: git need not be installed."""
+    folder = os.path.realpath(root)
+    while True:
+        dot_git = os.path.join(folder, ".git")
+        if os.path.isfile(os.path.join(dot_git, "HEAD")):
+            return True
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8", errors="replace") as pointer:
+                    if pointer.read(8) == "gitdir: ":
+                        return True
+            except OSError:
+                pass
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
 def _maybe_in_git(root: Path) -> bool:
     """False when no ``.git`` is in ``root`` or above it and no GIT_DIR/GIT_WORK_TREE is set: then
     git would find no work tree, and asking it costs a process start (~10 ms) on every run."""

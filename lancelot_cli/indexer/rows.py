@@ -62,11 +62,8 @@ def rows_for(
 
 
 def _pieces(doc: Document, size: int) -> list[Piece]:
-    if doc.kind == "code":  # windows of lines, longer than prose chunks: code reads in larger units
-        return [
-            (f"{doc.path}:{first}-{last}", text, None, first, last, None)
-            for first, last, text in line_windows(doc.text, max_chars=max(size, 200) * 4)
-        ]
+    if doc.kind == "code":  # longer than prose chunks: code reads in larger units
+        return _code_pieces(doc, max(size, 200) * 4)
     if doc.parts:  # PDF pages, slides, chapters: chunked one by one, so no chunk spans two parts
         chunks = [(text, page) for page, part in doc.parts for text in chunk_text(part, size)]
         texts = [text for text, _ in chunks]
@@ -77,9 +74,45 @@ def _pieces(doc: Document, size: int) -> list[Piece]:
     texts = chunk_text(doc.text, size)
     # Markdown and text keep their lines (front matter counted, site markup blanked line for line),
     # so `path:line` opens the file where the chunk starts; HTML was rewritten and has no lines.
-    lines = chunk_lines(doc.text, texts) if doc.kind in ("markdown", "text") else [None] * len(texts)
+    lines = chunk_lines(doc.text, texts) if doc.kind in ("markdown", "text", "rst", "asciidoc") else [None] * len(texts)
     skip = doc.first_line - 1
     return [
         (doc.title, text, heading, *((span[0] + skip, span[1] + skip) if span else (None, None)), None)
         for text, heading, span in zip(texts, heading_paths(texts, doc.title), lines, strict=True)
     ]
+
+
+def _code_pieces(doc: Document, max_chars: int) -> list[Piece]:
+    """A source file's chunks: one per definition where its language is parsed here (indexer/code.py),
+    titled with the qualified name and lines; else windows of lines."""
+    from lancelot_cli.indexer.code import code_chunks
+
+    suffix = doc.path[doc.path.rfind(".") :].lower() if "." in doc.path.rsplit("/", 1)[-1] else ""
+    chunks = code_chunks(doc.text, suffix, max_chars)
+    if chunks is None:
+        return [
+            (f"{doc.path}:{first}-{last}", text, None, first, last, None)
+            for first, last, text in line_windows(doc.text, max_chars=max_chars)
+        ]
+    pieces: list[Piece] = []
+    for chunk in chunks:
+        where = f"{doc.path}:{chunk.first}-{chunk.last}"
+        title = f"{chunk.name} ({where})" if chunk.name else where
+        pieces.append((title, chunk.text, _code_heading(chunk.name, chunk.defines), chunk.first, chunk.last, None))
+    return pieces
+
+
+def _code_heading(name: str | None, defines: tuple[str, ...]) -> str | None:
+    """The names a code chunk defines, each with its words: the heading is a boosted full-text field,
+    so "username replacement view" finds ``UsernameReplacementView``, and a query naming a symbol
+    ranks its definition above the files that import or call it."""
+    from lancelot_cli.indexer.code import name_words
+
+    names = [name] if name else list(defines)
+    if not names:
+        return None
+    shown = []
+    for each in names[:40]:
+        words = name_words(each)
+        shown.append(each if words == each.lower() else f"{each} ({words})")
+    return ", ".join(shown)

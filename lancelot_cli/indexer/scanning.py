@@ -15,13 +15,80 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lancelot_cli.indexer import ignore, sites
+from lancelot_cli.indexer.code import CODE_SUFFIXES
 from lancelot_cli.indexer.formats import PACKAGED
-from lancelot_cli.indexer.gitignore import git_ignored
+from lancelot_cli.indexer.gitignore import git_ignored, in_git_work_tree
 
 MARKDOWN = {".md", ".markdown", ".mdown", ".mdx"}  # .mdx: Docusaurus pages (their JSX is dropped)
 TEXT = {".txt", ".text"}
 HTML = {".html", ".htm", ".xhtml"}
-EXTENSIONS = MARKDOWN | TEXT | HTML | PACKAGED  # PACKAGED: PDF, Word, PowerPoint, EPUB (formats.py)
+RST = {".rst", ".rest"}  # reStructuredText (Sphinx): read as documents, its markup cleaned (markup.py)
+ASCIIDOC = {".adoc", ".asciidoc"}  # (not .asc: also PGP's armour)
+EXTENSIONS = MARKDOWN | TEXT | HTML | RST | ASCIIDOC | PACKAGED  # PACKAGED: PDF, Word, PowerPoint, EPUB (formats.py)
+
+# Source code is indexed with no flag when the folder is a project (issue 47): in a git work tree,
+# or with one of these files at its top. A folder of documents (a manual, notes, an HTML build) gets
+# its documents only, and the summary counts the source files it left out (`--code` brings them in).
+PROJECT_FILES = frozenset(
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "package.json",
+        "go.mod",
+        "Cargo.toml",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "Gemfile",
+        "CMakeLists.txt",
+        "composer.json",
+    }
+)
+# Folders of other people's code or of build output: their source files are not the project's.
+VENDORED = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "third_party",
+        "third-party",
+        "external",
+        "site-packages",
+        "dist",
+        "build",
+        "target",
+        "out",
+        "__pycache__",
+        "venv",
+        "env",
+        "coverage",
+        "htmlcov",
+    }
+)
+# File names of generated or minified code.
+GENERATED_SUFFIXES = (
+    ".min.js",
+    "-min.js",
+    ".bundle.js",
+    ".min.mjs",
+    "_pb2.py",
+    "_pb2_grpc.py",
+    "_pb2.pyi",
+    ".pb.go",
+    ".generated.ts",
+    ".generated.js",
+    ".d.ts",
+)
+LEFT_OUT_VENDORED = "vendored or build output"
+LEFT_OUT_GENERATED = "generated or minified"
+LEFT_OUT_SITE = "a documentation site's scripts"
+
+
+def is_project(root: Path) -> bool:
+    """Whether ``root`` is a project's folder (source code indexed by default): in a git work tree,
+    or with a project file (``pyproject.toml``, ``package.json``, ``go.mod``...) at its top."""
+    return any(os.path.isfile(os.path.join(root, name)) for name in PROJECT_FILES) or in_git_work_tree(root)
 
 
 @dataclass
@@ -35,6 +102,25 @@ class Scan:
     excluded: int = 0  # documents that --exclude or .lancelotignore leave out
     site_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (site kind, reason) -> files left out
     stats: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)  # path -> (size, mtime_ns)
+    code: bool = False  # source code indexed (a project, or --code)
+    code_left_out: Counter[str] = field(default_factory=Counter)  # why -> source files left out
+    code_files: int = 0  # source files found (indexed when ``code``)
+
+    def code_note(self) -> str | None:
+        """What the run did with source code, in one line (None when the folder has none)."""
+        if not self.code:
+            found = sum(n for suffix, n in self.other.items() if suffix in CODE_SUFFIXES)
+            if not found:
+                return None
+            kinds = ", ".join(f"{n} {suffix}" for suffix, n in self.other.most_common() if suffix in CODE_SUFFIXES)
+            return (
+                f"Source code left out: {found} file(s) ({kinds}); this folder is no project (no git work "
+                f"tree, no pyproject.toml or package.json...): add --code to index them"
+            )
+        left = "; ".join(f"{n} {why}" for why, n in sorted(self.code_left_out.items()))
+        if not self.code_files and not left:
+            return None
+        return f"Source code: {self.code_files} file(s) read as definitions" + (f"; left out: {left}" if left else "")
 
     def site_note(self) -> str | None:
         """ "Sphinx site found: left out ..." when a documentation site was recognised."""
@@ -56,7 +142,11 @@ def within(real_root: str, real_path: str) -> bool:
 
 
 def scan(
-    root: Path, extra: frozenset[str] = frozenset(), exclude: tuple[str, ...] = (), site_detection: bool = True
+    root: Path,
+    extra: frozenset[str] = frozenset(),
+    exclude: tuple[str, ...] = (),
+    site_detection: bool = True,
+    code: bool | None = None,
 ) -> Scan:
     """Walk ``root``: the documents to index, and what was left out and why.
 
@@ -67,12 +157,18 @@ def scan(
     cannot be read are listed, not silently passed over. ``exclude`` patterns (and the folder's
     ``.lancelotignore``) leave out what they match; with ``site_detection``, a documentation
     site's source copies and generated pages are left out (``sites``). ``stats`` holds each
-    document's (size, mtime_ns), taken during the walk.
+    document's (size, mtime_ns), taken during the walk. ``code``: source files in the common
+    languages too (``code.CODE_SUFFIXES``), vendored, generated and minified ones left out; None:
+    when the folder ``is_project``. In a project no file is taken for a rendered page's source copy
+    (an email template beside its HTML is the project's own).
     """
+    code = is_project(root) if code is None else code
     # os.scandir, not os.walk + pathlib: a DirEntry knows whether it is a folder or a link without
     # a system call, and relative paths are plain strings (pathlib was most of a no-change run).
     # Same order as os.walk top-down with sorted folders, so a site's root is seen before its files.
-    walk = _Walk(root, EXTENSIONS | extra, ignore.Excluder(ignore.patterns_for(root, exclude)), site_detection)
+    wanted = EXTENSIONS | extra | (CODE_SUFFIXES if code else frozenset())
+    walk = _Walk(root, wanted, ignore.Excluder(ignore.patterns_for(root, exclude)), site_detection)
+    walk.result.code, walk.extra = code, extra
     pending = [(os.fspath(root), "", False)]  # (folder, relative, below a folder of pages with their sources)
     while pending:
         pending.extend(walk.visit(*pending.pop()))
@@ -87,6 +183,7 @@ class _Walk:
         self.result = Scan()
         self.found: list[str] = []  # documents, before .gitignore has its say
         self.sites: list[sites.Site] = []
+        self.extra: frozenset[str] = frozenset()  # --ext: asked for by name, never left out as code is
 
     def visit(self, folder: str, here: str, below_pairs: bool) -> list[tuple[str, str, bool]]:
         """Take in one folder's documents; its subfolders to walk, last first (they are popped)."""
@@ -144,6 +241,8 @@ class _Walk:
         if site:
             self.sites.append(site)
         site_here = sites.site_of(self.sites, here) if self.sites else None
+        if self.result.code and not site_here:  # a project's .txt beside an .html is its own (issue 47)
+            return None, {}
         return site_here, sites.sources_beside_pages(names, below_pairs)
 
     def _file(self, entry: os.DirEntry[str], here: str, site_here: sites.Site | None, beside: dict[str, str]) -> None:
@@ -159,6 +258,11 @@ class _Walk:
             self.result.other[suffix or "(no extension)"] += 1
             return
         rel = f"{here}/{name}" if here else name
+        if suffix in CODE_SUFFIXES and suffix not in self.extra and suffix not in EXTENSIONS:
+            why = self._code_left_out(rel, name, site_here)
+            if why:
+                self.result.code_left_out[why] += 1
+                return
         if _is_link(entry) and not inside(self.root, Path(entry.path)):
             self.result.skipped.append((rel, OUTSIDE_LINK))
             return
@@ -173,6 +277,16 @@ class _Walk:
             self.result.stats[rel] = (info.st_size, info.st_mtime_ns)
         except OSError:  # a broken link or a file gone meanwhile: read_document will say why
             self.result.stats[rel] = (None, None)
+
+    def _code_left_out(self, rel: str, name: str, site_here: sites.Site | None) -> str | None:
+        """Why a source file found by default is not the project's own code, or None."""
+        if site_here is not None:
+            return LEFT_OUT_SITE
+        if any(part in VENDORED for part in rel.split("/")[:-1]):
+            return LEFT_OUT_VENDORED
+        if name.lower().endswith(GENERATED_SUFFIXES):
+            return LEFT_OUT_GENERATED
+        return None
 
     def _left_out_of_site(self, rel: str, name: str, site_here: sites.Site | None, beside: dict[str, str]) -> bool:
         """Whether a site leaves the file out (a source copy, a search or index page): counted, by kind and reason."""
@@ -190,6 +304,7 @@ class _Walk:
         ignored = git_ignored(self.root, self.found)
         result.paths = sorted(p for p in self.found if p not in ignored)
         result.ignored = len(self.found) - len(result.paths)
+        result.code_files = sum(1 for p in result.paths if _suffix(p) in CODE_SUFFIXES - EXTENSIONS - self.extra)
         if ignored:
             result.stats = {p: result.stats[p] for p in result.paths}
         result.skipped.sort()
@@ -211,6 +326,12 @@ def _utf8(name: str) -> bool:
 def printable(name: str) -> str:
     """A file name with its undecodable bytes as ``\\xff`` escapes (what the skipped list shows)."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _suffix(rel: str) -> str:
+    name = rel.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

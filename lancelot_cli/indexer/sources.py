@@ -23,7 +23,7 @@ from typing import Any
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import frontmatter, site_markdown
 from lancelot_cli.indexer.formats import KINDS, PACKAGED, FormatError, read_packaged
-from lancelot_cli.indexer.scanning import HTML, MARKDOWN, OUTSIDE_LINK, TEXT, within
+from lancelot_cli.indexer.scanning import ASCIIDOC, HTML, MARKDOWN, OUTSIDE_LINK, RST, TEXT, within
 from lancelot_cli.indexer.scanning import scan as scan  # (re-exported: where callers have long found them)
 from lancelot_cli.indexer.scanning import walk as walk
 from lancelot_cli.indexer.titles import bounded, clean_title, markdown_title
@@ -37,7 +37,7 @@ class Document:
     title: str
     text: str
     digest: str = ""  # sha256 of the file's bytes (first 16 hex digits)
-    kind: str = "text"  # "markdown", "text", "html", "code", or "pdf", "docx", "pptx", "epub" (formats.KINDS)
+    kind: str = "text"  # "markdown", "text", "rst", "asciidoc", "html", "code", or "pdf", "docx", "pptx", "epub"
     meta: dict[str, Any] = field(default_factory=dict)  # front matter, as table columns
     notes: tuple[str, ...] = ()  # what the reader should know: e.g. a page indexed only in part
     # (page number or None, Markdown) parts that chunks never cross: PDF pages, slides, chapters
@@ -174,6 +174,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
             notes.append(f"indexed in part: {TOO_DEEP}")
     elif suffix in MARKDOWN or suffix in TEXT:  # text files may use Markdown headings too
         kind = "markdown" if suffix in MARKDOWN else "text"
+        raw_markdown = text
         if kind == "markdown":
             lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n")
             try:
@@ -185,8 +186,23 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         given = next((v for k, v in meta.items() if str(k).strip().lower() == "title"), None)
         title = clean_title(str(given)) if isinstance(given, (str, int, float)) and str(given).strip() else None
         title = title or markdown_title(text)
+        if kind == "markdown":
+            from lancelot_cli.indexer.decisions import decision_meta
+
+            meta = {**decision_meta(rel, title, raw_markdown), **meta}  # front matter wins
+    elif suffix in RST or suffix in ASCIIDOC:  # a project's docs and decisions (issue 47): line for line
+        from lancelot_cli.indexer import decisions, markup
+
+        kind = "rst" if suffix in RST else "asciidoc"
+        raw_text = text
+        title, text = markup.rst_to_markdown(text) if kind == "rst" else markup.asciidoc_to_markdown(text)
+        title = clean_title(title or "") or None
+        meta = decisions.decision_meta(rel, title, raw_text)  # kind: adr, status, date for a decision record
     else:
+        from lancelot_cli.indexer.code import code_role
+
         kind, title = "code", rel
+        meta = {"kind": code_role(rel)}  # a column: `--filter kind=code` leaves tests and migrations out
     if not text.strip():
         raise SourceError("no text found")
     title = bounded(title or path.name)  # it goes on every row

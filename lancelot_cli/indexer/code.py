@@ -1,0 +1,450 @@
+"""Source code as definitions: one chunk per function, class or method, found by its names (issue 47).
+
+A file is parsed with tree-sitter (the grammars ship as PyPI wheels, prebuilt: no compiler, no
+download at run time). Its definitions become chunks:
+
+- a file that fits in one chunk stays whole (a small module, a config class);
+- otherwise each top-level definition is a chunk with the comments and decorators right above it
+  (a docstring, a Go or Rust doc comment); a definition too long for one chunk that holds others
+  (a class, an ``impl``, a namespace) is cut into its header and one chunk per member, and a long
+  function is cut at the boundaries of its body's statements, never inside one;
+- what lies between definitions (imports, constants, a script's statements) is a module chunk.
+
+Each chunk carries its qualified name (``UsernameReplacementView.post``) and its lines. The name
+goes into the chunk's heading with its words split out (``username replacement view post``): the
+full-text index keeps ``UsernameReplacementView`` as one term, so "username replacement view" finds
+the definition, and a query naming a symbol matches the chunk that defines it in the boosted
+heading, not only the files that import or call it.
+
+A language whose grammar is missing (or a file that does not parse into definitions) falls back to
+windows of lines (``chunking.line_windows``), as every code file was read before.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+# suffix -> (grammar module, the function in it that gives the language)
+GRAMMARS: dict[str, tuple[str, str]] = {
+    ".py": ("tree_sitter_python", "language"),
+    ".pyi": ("tree_sitter_python", "language"),
+    ".js": ("tree_sitter_javascript", "language"),
+    ".mjs": ("tree_sitter_javascript", "language"),
+    ".cjs": ("tree_sitter_javascript", "language"),
+    ".jsx": ("tree_sitter_javascript", "language"),
+    ".ts": ("tree_sitter_typescript", "language_typescript"),
+    ".mts": ("tree_sitter_typescript", "language_typescript"),
+    ".cts": ("tree_sitter_typescript", "language_typescript"),
+    ".tsx": ("tree_sitter_typescript", "language_tsx"),
+    ".go": ("tree_sitter_go", "language"),
+    ".rs": ("tree_sitter_rust", "language"),
+    ".java": ("tree_sitter_java", "language"),
+    ".c": ("tree_sitter_c", "language"),
+    ".h": ("tree_sitter_c", "language"),
+    ".cc": ("tree_sitter_cpp", "language"),
+    ".cpp": ("tree_sitter_cpp", "language"),
+    ".cxx": ("tree_sitter_cpp", "language"),
+    ".hpp": ("tree_sitter_cpp", "language"),
+    ".hh": ("tree_sitter_cpp", "language"),
+    ".rb": ("tree_sitter_ruby", "language"),
+    ".sh": ("tree_sitter_bash", "language"),
+    ".bash": ("tree_sitter_bash", "language"),
+}
+CODE_SUFFIXES = frozenset(GRAMMARS)
+
+# Nodes that define something with a name, in every grammar above.
+DEFINITIONS = frozenset(
+    {
+        # Python
+        "function_definition",
+        "class_definition",
+        # JavaScript, TypeScript
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "method_definition",
+        "interface_declaration",
+        "type_alias_declaration",
+        "enum_declaration",
+        # Go
+        "method_declaration",
+        "type_declaration",
+        # Rust
+        "function_item",
+        "struct_item",
+        "enum_item",
+        "trait_item",
+        "impl_item",
+        "mod_item",
+        "macro_definition",
+        # Java
+        "constructor_declaration",
+        "record_declaration",
+        # C, C++
+        "struct_specifier",
+        "class_specifier",
+        "namespace_definition",
+        # Ruby
+        "method",
+        "singleton_method",
+        "class",
+        "module",
+    }
+)
+# Nodes that wrap a definition and belong to it: decorators, `export`, templates.
+WRAPPERS = frozenset({"decorated_definition", "export_statement", "template_declaration"})
+# JavaScript's `const handler = () => {...}`: a declaration whose value is a function or class.
+BOUND_VALUES = frozenset({"arrow_function", "function_expression", "function", "class", "generator_function"})
+# Definitions whose members are definitions too (a class's methods): walked for them.
+CONTAINERS = frozenset(
+    {
+        "class_definition",
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
+        "impl_item",
+        "trait_item",
+        "mod_item",
+        "class_specifier",
+        "struct_specifier",
+        "namespace_definition",
+        "record_declaration",
+        "enum_declaration",
+        "class",
+        "module",
+    }
+)
+COMMENTS = frozenset({"comment", "line_comment", "block_comment", "decorator"})
+_NAME_NODES = frozenset(
+    {"identifier", "field_identifier", "type_identifier", "property_identifier", "qualified_identifier", "constant"}
+)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A definition's name and lines (from 1, inclusive), with the definitions inside it."""
+
+    name: str  # qualified: Class.method
+    first: int
+    last: int
+    members: tuple[Definition, ...] = ()
+    body: tuple[int, ...] = ()  # the lines its body's statements start on: where a long one may be cut
+
+
+@dataclass(frozen=True)
+class CodeChunk:
+    """One chunk of a source file: its qualified name (None for module-level lines) and lines."""
+
+    name: str | None
+    first: int
+    last: int
+    text: str
+    defines: tuple[str, ...] = ()  # a whole small file: the names of its definitions
+
+
+def has_grammar(suffix: str) -> bool:
+    """Whether files with ``suffix`` are parsed into definitions here (the grammar is installed)."""
+    return suffix in GRAMMARS and _parser(suffix) is not None
+
+
+@cache
+def _parser(suffix: str) -> Any:
+    """The tree-sitter parser for ``suffix``; None when tree-sitter or the grammar is not installed."""
+    module, function = GRAMMARS[suffix]
+    try:
+        import tree_sitter
+
+        language = tree_sitter.Language(getattr(importlib.import_module(module), function)())
+        return tree_sitter.Parser(language)
+    except (ImportError, AttributeError, ValueError, TypeError, OSError):
+        return None
+
+
+def definitions(text: str, suffix: str) -> list[Definition] | None:
+    """The top-level definitions of a source file, members nested; None when it cannot be parsed here."""
+    parser = _parser(suffix) if suffix in GRAMMARS else None
+    if parser is None:
+        return None
+    source = text.encode("utf-8", "surrogatepass")
+    tree = parser.parse(source)
+    return list(_definitions(tree.root_node, ()))
+
+
+def _definitions(node: Any, scope: tuple[str, ...]) -> Iterator[Definition]:
+    """The definitions among ``node``'s descendants, not looking inside a function's body."""
+    for child in node.named_children:
+        found = _definition(child)
+        if found is None:
+            if child.type not in COMMENTS and child.named_child_count:
+                yield from _definitions(child, scope)  # a block, an `if`, a declaration list: look inside
+            continue
+        outer, inner, name = found
+        qualified = (*scope, name) if name else scope
+        members: tuple[Definition, ...] = ()
+        if inner.type in CONTAINERS:
+            members = tuple(_definitions(inner, qualified))
+        yield Definition(
+            ".".join(qualified) or "(anonymous)",
+            _first_line(outer),
+            outer.end_point[0] + 1,
+            members,
+            tuple(_statement_lines(inner)),
+        )
+
+
+def _definition(node: Any) -> tuple[Any, Any, str] | None:
+    """(the node the definition spans, the definition node, its name) when ``node`` defines something."""
+    if node.type in WRAPPERS:
+        for child in node.named_children:
+            found = _definition(child)
+            if found is not None:
+                return node, found[1], found[2]
+        return None
+    if node.type in ("lexical_declaration", "variable_declaration"):
+        for declarator in node.named_children:
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type in BOUND_VALUES:
+                return node, value, _text(declarator.child_by_field_name("name"))
+        return None
+    if node.type not in DEFINITIONS:
+        return None
+    if node.type in ("struct_specifier", "class_specifier") and node.child_by_field_name("body") is None:
+        return None  # `struct point p;` uses a type, it does not define one
+    return node, node, _name(node)
+
+
+def _name(node: Any) -> str:
+    """A definition's name: its ``name`` field, or what its declarator or type names (C, Go, Rust)."""
+    if node.type == "impl_item":
+        trait, kind = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        return f"{_text(trait)} for {_text(kind)}" if trait is not None else _text(kind)
+    if node.type == "type_declaration":  # Go: `type Server struct {...}`
+        spec = next((c for c in node.named_children if c.type in ("type_spec", "type_alias")), None)
+        return _text(spec.child_by_field_name("name")) if spec is not None else ""
+    name = node.child_by_field_name("name")
+    if name is not None:
+        if node.type == "method_declaration" and node.child_by_field_name("receiver") is not None:
+            receiver = _receiver_type(node.child_by_field_name("receiver"))
+            return f"{receiver}.{_text(name)}" if receiver else _text(name)
+        return _text(name)
+    declarator = node.child_by_field_name("declarator")  # C and C++ functions
+    while declarator is not None and declarator.type not in _NAME_NODES:
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type in _NAME_NODES), None
+        )
+    return _text(declarator)
+
+
+def _receiver_type(receiver: Any) -> str:
+    """Go: the type a method's receiver has (``(s *Server)`` -> ``Server``)."""
+    stack = [receiver]
+    while stack:
+        node = stack.pop(0)
+        if node.type == "type_identifier":
+            return _text(node)
+        stack.extend(node.named_children)
+    return ""
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _first_line(node: Any) -> int:
+    """The line a definition starts on, with the comments and decorators right above it."""
+    first = node.start_point[0]
+    sibling = node.prev_named_sibling
+    while sibling is not None and sibling.type in COMMENTS and sibling.end_point[0] >= first - 1:
+        first = sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    return first + 1
+
+
+def _statement_lines(node: Any) -> Iterator[int]:
+    """The lines the statements of a definition's body start on."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        return
+    for statement in body.named_children:
+        yield statement.start_point[0] + 1
+
+
+def code_chunks(text: str, suffix: str, max_chars: int) -> list[CodeChunk] | None:
+    """The chunks of a source file (see the module's docstring); None when it cannot be parsed here."""
+    if len(text) <= max_chars:
+        found = definitions(text, suffix)
+        if found is None:
+            return None
+        names = tuple(_all_names(found))
+        name = found[0].name if len(found) == 1 else None
+        return [CodeChunk(name, 1, len(_lines(text)), text, names)] if text.strip() else []
+    found = definitions(text, suffix)
+    if not found:
+        return None
+    return _merge_small(list(_Cutter(_lines(text), max_chars).file(found)), max_chars)
+
+
+# Module-level lines shorter than this (a `T = TypeVar("T")`, a constant, an `__all__`) join the chunk
+# after them (before them at the end of a file) instead of being a chunk of their own.
+SMALL = 300
+
+
+def _merge_small(chunks: list[CodeChunk], max_chars: int) -> list[CodeChunk]:
+    merged: list[CodeChunk] = []
+    carry: CodeChunk | None = None
+    for chunk in chunks:
+        if carry is not None:
+            if len(carry.text) + len(chunk.text) < max_chars and carry.last + 1 >= chunk.first:
+                chunk = CodeChunk(chunk.name, carry.first, chunk.last, f"{carry.text}\n{chunk.text}")
+            else:
+                merged.append(carry)
+            carry = None
+        if chunk.name is None and len(chunk.text) < SMALL:
+            carry = chunk
+            continue
+        merged.append(chunk)
+    if carry is not None:
+        last = merged[-1] if merged else None
+        if last is not None and len(last.text) + len(carry.text) < max_chars and last.last + 1 >= carry.first:
+            merged[-1] = CodeChunk(last.name, last.first, carry.last, f"{last.text}\n{carry.text}")
+        else:
+            merged.append(carry)
+    return merged
+
+
+def _all_names(found: list[Definition] | tuple[Definition, ...]) -> Iterator[str]:
+    for definition in found:
+        yield definition.name
+        yield from _all_names(definition.members)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class _Cutter:
+    """Cuts one file's lines into chunks along its definitions."""
+
+    def __init__(self, lines: list[str], max_chars: int) -> None:
+        self.lines, self.max_chars = lines, max_chars
+
+    def text(self, first: int, last: int) -> str:
+        return "\n".join(self.lines[first - 1 : last])
+
+    def file(self, found: list[Definition]) -> Iterator[CodeChunk]:
+        yield from self.between(None, 1, len(self.lines), found)
+
+    def between(
+        self, name: str | None, first: int, last: int, inside: list[Definition] | tuple[Definition, ...]
+    ) -> Iterator[CodeChunk]:
+        """The lines ``first``-``last``: each definition in ``inside`` its own chunks, the lines
+        between them chunks named ``name`` (the enclosing definition, or None: the module)."""
+        cursor = first
+        for definition in inside:
+            if definition.first > cursor:
+                yield from self.plain(name, cursor, definition.first - 1)
+            yield from self.definition(definition)
+            cursor = max(cursor, definition.last + 1)
+        if cursor <= last:
+            yield from self.plain(name, cursor, last)
+
+    def definition(self, definition: Definition) -> Iterator[CodeChunk]:
+        text = self.text(definition.first, definition.last)
+        if len(text) <= self.max_chars:
+            yield CodeChunk(definition.name, definition.first, definition.last, text)
+        elif definition.members:
+            yield from self.between(definition.name, definition.first, definition.last, definition.members)
+        else:
+            yield from self.statements(definition)
+
+    def statements(self, definition: Definition) -> Iterator[CodeChunk]:
+        """A long definition cut where its body's statements start, each piece at most ``max_chars``
+        (a single statement longer than that is cut into windows of lines)."""
+        cuts = sorted({line for line in definition.body if definition.first < line <= definition.last})
+        starts = [definition.first, *cuts]
+        piece_first = definition.first
+        size = 0
+        for start, end in zip(starts, [*(c - 1 for c in cuts), definition.last], strict=True):
+            part = len(self.text(start, end)) + 1
+            if size and size + part > self.max_chars:
+                yield from self.plain(definition.name, piece_first, start - 1)
+                piece_first, size = start, 0
+            size += part
+        yield from self.plain(definition.name, piece_first, definition.last)
+
+    def plain(self, name: str | None, first: int, last: int) -> Iterator[CodeChunk]:
+        """Lines with no definition to cut at: one chunk, or windows of at most ``max_chars``."""
+        from lancelot_cli.indexer.chunking import line_windows
+
+        text = self.text(first, last)
+        if not text.strip():
+            return
+        if len(text) <= self.max_chars:
+            yield CodeChunk(name, first, last, text)
+            return
+        for start, end, window in line_windows(text, max_chars=self.max_chars):
+            yield CodeChunk(name, first + start - 1, first + end - 1, window)
+
+
+def name_words(name: str) -> str:
+    """The words of a qualified name, as a person types them: ``UsernameReplacementView.post`` ->
+    ``username replacement view post``, ``parse_HTTPResponse`` -> ``parse http response``."""
+    words: list[str] = []
+    for part in name.replace(".", " ").replace("_", " ").replace("::", " ").split():
+        words.extend(_camel_words(part))
+    return " ".join(word.lower() for word in words if word)
+
+
+def _camel_words(part: str) -> list[str]:
+    """``HTTPResponseCode`` -> ``HTTP Response Code``; ``parseJSON2`` -> ``parse JSON2`` (one pass)."""
+    words: list[str] = []
+    current = ""
+    for i, ch in enumerate(part):
+        if not ch.isalnum():
+            if current:
+                words.append(current)
+            current = ""
+            continue
+        if current and ch.isupper():
+            before = part[i - 1]
+            after = part[i + 1] if i + 1 < len(part) else ""
+            if before.islower() or before.isdigit() or (before.isupper() and after.islower()):
+                words.append(current)
+                current = ""
+        current += ch
+    if current:
+        words.append(current)
+    return words
+
+
+TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"})
+MIGRATION_FOLDERS = frozenset({"migrations", "migrate", "alembic"})
+
+
+def code_role(rel: str) -> str:
+    """What a source file is to its project, for the ``kind`` column an agent can filter on: "test",
+    "migration" or "code" (by its folders and name: ``tests/``, ``test_x.py``, ``x_test.go``,
+    ``x.spec.ts``, ``XTest.java``, ``migrations/``)."""
+    *folders, name = rel.lower().split("/")
+    stem = name.split(".", 1)[0]
+    if set(folders) & MIGRATION_FOLDERS:
+        return "migration"
+    if (
+        set(folders) & TEST_FOLDERS
+        or stem.startswith("test_")
+        or stem.endswith(("_test", "_spec"))
+        or ".test." in name
+        or ".spec." in name
+        or rel.rsplit("/", 1)[-1].split(".", 1)[0].endswith(("Test", "Tests"))
+        or stem == "conftest"
+    ):
+        return "test"
+    return "code"

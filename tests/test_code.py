@@ -1,0 +1,298 @@
+"""Source code split by syntax (indexer/code.py, issue 47): one chunk per definition, named and found
+by its names, in every language whose grammar ships with the package; and a project's code indexed
+with no flag (indexer/scanning.py), found by a question in words and by the symbol's name."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lancelot_cli.indexer.code import (
+    CODE_SUFFIXES,
+    Definition,
+    code_chunks,
+    code_role,
+    definitions,
+    has_grammar,
+    name_words,
+)
+from lancelot_cli.indexer.scanning import is_project, scan
+
+# One small file per language: (suffix, source, the qualified names its definitions must have)
+SOURCES: list[tuple[str, str, list[str]]] = [
+    (
+        ".py",
+        '''
+        import os
+
+        @register
+        class UsernameReplacementView(APIView):
+            """Replace a user's name everywhere."""
+
+            def post(self, request):
+                return replace(request)
+
+        async def retire_user(name):
+            pass
+        ''',
+        ["UsernameReplacementView", "UsernameReplacementView.post", "retire_user"],
+    ),
+    (
+        ".ts",
+        """
+        export class TokenStore {
+          get(key: string): string { return this.items[key]; }
+        }
+        export interface Options { ttl: number }
+        export const refreshToken = async (id: string) => { return id; };
+        function helper() {}
+        """,
+        ["TokenStore", "TokenStore.get", "Options", "refreshToken", "helper"],
+    ),
+    (
+        ".js",
+        """
+        class Queue { push(item) { this.items.push(item); } }
+        function drain(queue) { return queue.items; }
+        """,
+        ["Queue", "Queue.push", "drain"],
+    ),
+    (
+        ".go",
+        """
+        package server
+
+        // Server answers requests.
+        type Server struct { addr string }
+
+        func (s *Server) Serve() error { return nil }
+
+        func NewServer(addr string) *Server { return &Server{addr} }
+        """,
+        ["Server", "Server.Serve", "NewServer"],
+    ),
+    (
+        ".rs",
+        """
+        /// A block header.
+        pub struct Header { height: u64 }
+
+        impl Header {
+            pub fn verify(&self) -> bool { true }
+        }
+
+        fn main() {}
+        """,
+        ["Header", "Header", "Header.verify", "main"],
+    ),
+    (
+        ".java",
+        """
+        public class LedgerService {
+            public LedgerService() {}
+            public void settle(int amount) {}
+        }
+        """,
+        ["LedgerService", "LedgerService.LedgerService", "LedgerService.settle"],
+    ),
+    (
+        ".c",
+        """
+        struct buffer { int size; };
+        static int grow_buffer(struct buffer *b, int n) { return b->size + n; }
+        """,
+        ["buffer", "grow_buffer"],
+    ),
+    (
+        ".cpp",
+        """
+        namespace net {
+        class Socket { public: void close() {} };
+        }
+        """,
+        ["net", "net.Socket", "net.Socket.close"],
+    ),
+    (
+        ".rb",
+        """
+        module Billing
+          class Invoice
+            def total; 0; end
+          end
+        end
+        """,
+        ["Billing", "Billing.Invoice", "Billing.Invoice.total"],
+    ),
+    (
+        ".sh",
+        """
+        #!/bin/sh
+        backup_database() {
+          pg_dump "$1"
+        }
+        """,
+        ["backup_database"],
+    ),
+]
+
+
+def _names(found: list[Definition]) -> list[str]:
+    out: list[str] = []
+    for definition in found:
+        out.append(definition.name)
+        out.extend(_names(list(definition.members)))
+    return out
+
+
+@pytest.mark.parametrize(("suffix", "source", "expected"), SOURCES, ids=[s[0] for s in SOURCES])
+def test_each_language_gives_its_definitions_by_qualified_name(suffix: str, source: str, expected: list[str]) -> None:
+    assert has_grammar(suffix)
+    found = definitions(textwrap.dedent(source), suffix)
+    assert found is not None
+    assert _names(found) == expected
+
+
+def test_every_suffix_indexed_by_default_has_its_grammar_installed() -> None:
+    """The grammars are dependencies: a suffix found by default is never read as mere lines."""
+    assert [s for s in sorted(CODE_SUFFIXES) if not has_grammar(s)] == []
+
+
+def _long_module(functions: int = 30) -> str:
+    parts = ['"""A module."""\n\nimport os\nLIMIT = 10\n']
+    for n in range(functions):
+        body = "\n".join(f"    value_{i} = compute_{n}({i})  # step {i}" for i in range(12))
+        parts.append(f"\n\ndef handler_{n}(request):\n    '''Handle request {n}.'''\n{body}\n    return value_0\n")
+    return "".join(parts)
+
+
+def test_a_long_file_is_one_chunk_per_definition_with_exact_lines() -> None:
+    text = _long_module()
+    chunks = code_chunks(text, ".py", 1200)
+    assert chunks is not None
+    lines = text.split("\n")
+    for chunk in chunks:
+        assert chunk.text == "\n".join(lines[chunk.first - 1 : chunk.last])  # path:first-last opens it
+        assert len(chunk.text) <= 1200
+    named = [c.name for c in chunks if c.name]
+    assert named == [f"handler_{n}" for n in range(30)]
+    # the module's own lines (a docstring, an import, a constant) are too few for a chunk of their own
+    assert chunks[0].first == 1 and "import os" in chunks[0].text
+
+
+def test_a_long_function_is_cut_between_statements() -> None:
+    body = "\n".join(f"    total += step_{i}(total)" for i in range(300))
+    text = f"def accumulate(total):\n{body}\n    return total\n"
+    chunks = code_chunks(text, ".py", 1200)
+    assert chunks is not None and len(chunks) > 3
+    assert {c.name for c in chunks} == {"accumulate"}
+    for chunk in chunks:
+        assert len(chunk.text) <= 1200
+        assert all(line.startswith(("def ", "    total", "    return")) for line in chunk.text.split("\n"))
+    assert chunks[0].first == 1 and chunks[-1].last == 302
+    assert all(a.last + 1 == b.first for a, b in itertools.pairwise(chunks))  # nothing lost, no overlap
+
+
+def test_a_big_class_is_cut_into_its_header_and_methods() -> None:
+    methods = "\n".join(
+        f"    def method_{n}(self):\n" + "\n".join(f"        self.x += {i}" for i in range(20)) for n in range(12)
+    )
+    text = f'class Account:\n    """Money in and out."""\n    rate = 3\n\n{methods}\n'
+    chunks = code_chunks(text, ".py", 1200)
+    assert chunks is not None
+    assert chunks[0].name == "Account" and "Money in and out" in chunks[0].text
+    assert [c.name for c in chunks[1:]] == [f"Account.method_{n}" for n in range(12)]
+
+
+def test_a_file_that_fits_stays_whole_and_names_what_it_defines() -> None:
+    text = "def a():\n    pass\n\n\nclass B:\n    def c(self):\n        pass\n"
+    chunks = code_chunks(text, ".py", 4800)
+    assert chunks is not None and len(chunks) == 1
+    assert chunks[0].text == text.rstrip("\n") or chunks[0].text == text
+    assert chunks[0].defines == ("a", "B", "B.c")
+
+
+def test_names_are_split_into_the_words_a_person_types() -> None:
+    assert name_words("UsernameReplacementView.post") == "username replacement view post"
+    assert name_words("parse_HTTPResponse") == "parse http response"
+    assert name_words("getHTTP2Client") == "get http2 client"
+    assert name_words("MAX_SAVED") == "max saved"
+
+
+def test_a_64_kb_line_and_deep_nesting_are_parsed_in_bounded_work() -> None:
+    """Hostile input: one 64 KB line, and 500 nested brackets, give chunks, not a hang or a crash."""
+    line = "x = [" + "1, " * 21_000 + "]\n"
+    chunks = code_chunks(line + "def f():\n    pass\n", ".py", 4800)
+    assert chunks is not None and [(c.first, c.last) for c in chunks] == [(1, 1), (2, 3)]
+    nested = "def g():\n    return " + "(" * 500 + "1" + ")" * 500 + "\n"
+    assert code_chunks(nested * 20, ".py", 1200) is not None
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("src/accounts/views.py", "code"),
+        ("tests/test_views.py", "test"),
+        ("accounts/test_views.py", "test"),
+        ("pkg/server_test.go", "test"),
+        ("web/src/store.spec.ts", "test"),
+        ("src/test/java/LedgerServiceTest.java", "test"),
+        ("accounts/migrations/0003_add_email.py", "migration"),
+        ("conftest.py", "test"),
+        ("contest.py", "code"),
+    ],
+)
+def test_tests_and_migrations_are_marked(path: str, role: str) -> None:
+    assert code_role(path) == role
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'app'\n")
+    (root / "app" / "views.py").write_text("class UsernameReplacementView:\n    def post(self):\n        pass\n")
+    (root / "app" / "urls.py").write_text("from app.views import UsernameReplacementView\n")
+    (root / "node_modules" / "left").mkdir(parents=True)
+    (root / "node_modules" / "left" / "index.js").write_text("function pad() {}\n")
+    (root / "app" / "bundle.min.js").write_text("function a(){}\n")
+    (root / "README.md").write_text("# App\n\nUsername replacement is done by a view.\n")
+    return root
+
+
+def test_a_project_gets_its_code_and_a_folder_of_documents_does_not(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    assert is_project(root)
+    found = scan(root)
+    assert found.paths == ["README.md", "app/urls.py", "app/views.py"]
+    note = found.code_note()
+    assert note is not None and "2 file(s)" in note and "1 vendored" in note and "1 generated or minified" in note
+    (root / "pyproject.toml").unlink()
+    assert not is_project(root)
+    found = scan(root)
+    assert found.paths == ["README.md"]
+    note = found.code_note()
+    assert note is not None and "--code" in note
+    assert scan(root, code=True).paths == ["README.md", "app/urls.py", "app/views.py"]
+
+
+def test_a_symbol_is_found_at_its_definition_before_the_files_that_import_it(tmp_path: Path) -> None:
+    """Indexed with no flag, searched as a person and as an agent would: by the name, and in words."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.settings import load
+
+    root = _project(tmp_path)
+    db = tmp_path / "db"
+    index_folder(root, str(db))
+    engine = Engine(load({"LANCEDB_PATH": str(db)}))
+    hits = engine.search("UsernameReplacementView", limit=5).hits
+    assert hits[0].source == "app/views.py", [h.source for h in hits]
+    assert hits[0].title == "UsernameReplacementView (app/views.py:1-3)"
+    # In words: found through the name's words in the chunk's heading (the code holds none of them)
+    hits = engine.search("username replacement view", limit=5).hits
+    (found,) = [h for h in hits if h.source == "app/views.py"]
+    assert found.metadata["heading"] == "UsernameReplacementView (username replacement view)"
+    coded = engine.search("UsernameReplacementView", limit=5, filters={"kind": "code"}).hits
+    assert {h.source for h in coded} == {"app/views.py", "app/urls.py"}

@@ -8,7 +8,12 @@ minutes; a 4 KB deck became 501,001 chunks. Such files are therefore read in a w
 - memory: the worker's address space may grow by ``memory_for(size)`` while it reads the file
   (``RLIMIT_AS``, Linux only: elsewhere the bound is not enforced). Past it, Python raises
   MemoryError or PDFium aborts: either way the file is skipped and the run goes on;
-- time: ``seconds_for(size)``, after which the parent kills the worker;
+- time: ``seconds_for(size)`` of CPU time, after which the parent kills the worker; or ten times
+  as long by the wall clock (its waits for a CPU aside), for a worker stuck without using the CPU
+  (indexer/pool.py). CPU time, because the wall clock also counts what other programs do: at a
+  load of 10 on 2 cores a reader gets a fifth of a core or less, and a Word file that needs 20 s of
+  CPU took minutes (issue 45 item 1). Where a worker's CPU time cannot be read (no /proc: macOS,
+  Windows) the bound is ``seconds_for(size)`` by the wall clock;
 - text: ``TEXT_CHARS`` characters at most, counted as the reader goes (``TextBudget``).
 
 Each leaves an honest file far inside it: gnuplot's 1.3 MB PDF manual (847,815 characters) takes
@@ -27,7 +32,8 @@ MB = 1 << 20
 # memory and parses it there; a --max-file-size raised for a 200 MB manual raises the bound too).
 MEMORY_BYTES = GIB
 MEMORY_PER_BYTE = 4
-# The time one file may take: a minute, plus 10 s per MB (PDFium reads about 1-2 MB of PDF a second).
+# The CPU time one file may take: a minute, plus 10 s per MB (PDFium reads about 1-2 MB of PDF a
+# second on one core).
 SECONDS = 60.0
 SECONDS_PER_MB = 10.0
 # The text one file may give: about 30,000 pages; 55,000 chunks of the default size.
@@ -44,7 +50,7 @@ def memory_for(size: int) -> int:
 
 
 def seconds_for(size: int) -> float:
-    """The seconds reading a file of ``size`` bytes may take."""
+    """The seconds of CPU time reading a file of ``size`` bytes may take."""
     return SECONDS + SECONDS_PER_MB * size / MB
 
 
@@ -57,8 +63,12 @@ def too_much_memory(size: int) -> str:
     return f"reading it needs more than {memory_words(size)} of memory, the most one file may use"
 
 
-def too_slow(seconds: float) -> str:
-    return f"reading it took longer than {seconds:.0f} s, the longest one file may take"
+def too_slow(seconds: float, cpu: bool = False) -> str:
+    """Why a file whose reader was stopped after ``seconds`` is skipped: seconds of CPU time, or
+    (``cpu`` false) on the wall clock. Rounded down, so that "more than" stays true."""
+    if cpu:
+        return f"reading it took more than {int(seconds)} s of CPU time, the most one file may take"
+    return f"reading it took longer than {int(seconds)} s, the longest one file may take"
 
 
 class TextBudget:

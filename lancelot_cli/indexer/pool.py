@@ -15,8 +15,19 @@ the parent and no threads:
   is also sent SIGKILL by the kernel when the parent dies (``PR_SET_PDEATHSIG``), even mid-file;
   elsewhere a thread watches the parent's pid.
 - When the run stops early (interrupt, error), the parent kills its workers and reaps them.
-- A job may have a deadline: a worker still on it when the deadline passes is killed (a document
-  bomb that PDFium would lay out for hours), the job reported as ended, and a new worker takes over.
+- A job may have a deadline: a worker that runs past it is killed (a document bomb that PDFium
+  would lay out for hours), the job reported as ended, and a new worker takes over.
+
+A deadline counts the CPU time the worker spent on the job (its utime + stime, from
+/proc/<pid>/stat), not the time on the wall: on a machine busy with other work (a load of 10 on
+2 cores) a reader gets a fifth of a core or less, and an honest file was skipped as too slow
+(issue 45 item 1). A worker stuck without using the CPU (waiting on a hung file system, say) is
+still killed, once ``WALL_FACTOR`` times the deadline has passed on the wall clock, less the time
+the worker waited for a CPU (/proc/<pid>/schedstat, where the kernel keeps it): so a busy machine
+slows a reader down without ever making it look stuck. Where a process's CPU time cannot be read
+(no /proc: macOS, Windows), the deadline is wall-clock time, as before. While jobs with deadlines
+are in flight the parent looks at its workers at least every ``POLL`` seconds, since CPU time
+runs slower than the wall clock (or faster, for a reader with threads).
 """
 
 from __future__ import annotations
@@ -40,6 +51,11 @@ R = TypeVar("R")
 
 # Jobs in flight per worker: one being read, one waiting, so a worker never idles on the pipe.
 AHEAD = 2
+# A job's deadline is CPU time; a worker that has not used it up after this many times as long on
+# the wall clock, not counting its waits for a CPU, spent most of that time blocked: it is stuck.
+WALL_FACTOR = 10.0
+# The longest the parent waits between two looks at a worker's CPU time while a deadline runs.
+POLL = 1.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,7 @@ class Ended:
 
     code: int | None  # its exit code (negative: the signal that ended it)
     seconds: float | None = None  # set when the parent killed it for running past the job's deadline
+    cpu: bool = False  # whether ``seconds`` is CPU time (else the wall clock's, less its waits for a CPU)
 
 
 def imap(
@@ -60,9 +77,10 @@ def imap(
     """``func(job)`` for every job, in the order of ``jobs``, computed by ``workers`` processes.
 
     ``func`` must be a module-level function. A job whose worker died (a parser crash, the OOM
-    killer), or was still on it ``deadline(job)`` seconds after starting it, gives
-    ``crashed(job, how it ended)`` and a new worker takes over. An exception raised by ``func`` is
-    raised here. Closing the iterator early kills the workers.
+    killer), or spent ``deadline(job)`` seconds of CPU time on it (or was still on it after
+    ``WALL_FACTOR`` times as long by the wall clock, its waits for a CPU aside: see the module's
+    docstring), gives ``crashed(job, how it ended)`` and a new worker takes over. An exception
+    raised by ``func`` is raised here. Closing the iterator early kills the workers.
     """
     import multiprocessing
     from multiprocessing.connection import wait
@@ -106,9 +124,9 @@ def imap(
                     worker.finished(index)
                     results[index] = (ok, value)
                     worker.feed(jobs, queue)
-                elif deadline is not None and worker.overdue(deadline(jobs[worker.pending[0]])):
-                    seconds = time.monotonic() - worker.started
-                    hand_on(worker, Ended(worker.kill(), seconds))
+                elif deadline is not None and (past := worker.past(deadline(jobs[worker.pending[0]]))):
+                    seconds, cpu = past
+                    hand_on(worker, Ended(worker.kill(), seconds, cpu))
         finished = True
     finally:
         with deferred_signals():  # a second Ctrl-C must not cut the clean-up short
@@ -116,11 +134,11 @@ def imap(
 
 
 def _time_left(busy: list[_Worker], jobs: Sequence[Any], deadline: Callable[[Any], float] | None) -> float | None:
-    """Seconds until the first of the jobs being read runs past its deadline (None: no deadline)."""
+    """Seconds to wait before looking again whether a job being read is past its deadline (None:
+    no deadline)."""
     if deadline is None or not busy:
         return None
-    now = time.monotonic()
-    return max(0.0, min(w.started + deadline(jobs[w.pending[0]]) - now for w in busy))
+    return min(w.time_left(deadline(jobs[w.pending[0]])) for w in busy)
 
 
 class _Worker:
@@ -129,6 +147,8 @@ class _Worker:
         self.process = ctx.Process(target=_serve, args=(child, os.getpid(), func), daemon=True, name="lancelot-reader")
         self.pending: deque[int] = deque()
         self.started = time.monotonic()  # when it began the first of its pending jobs
+        self.cpu_started: float | None = None  # its CPU time then (None: not known, the wall clock rules)
+        self.queued_started: float | None = None  # the time it had waited for a CPU by then
         with _stderr_to_devnull():
             self.process.start()
         child.close()  # the worker's end lives in the worker only: its death is EOF here
@@ -137,7 +157,7 @@ class _Worker:
         while queue and len(self.pending) < AHEAD:
             index = queue.popleft()
             if not self.pending:  # an idle worker starts on it now
-                self.started = time.monotonic()
+                self._start()
             self.pending.append(index)
             try:
                 self.conn.send((index, jobs[index]))
@@ -147,17 +167,83 @@ class _Worker:
     def finished(self, index: int) -> None:
         """The result of job ``index`` came back: the next pending job (if any) starts now."""
         self.pending.remove(index)
-        self.started = time.monotonic()
+        if self.pending:
+            self._start()
 
-    def overdue(self, seconds: float) -> bool:
-        """Whether the job it is on has run ``seconds`` or more."""
-        return time.monotonic() - self.started >= seconds
+    def _start(self) -> None:
+        self.started = time.monotonic()
+        self.cpu_started = _cpu_seconds(self.process.pid)
+        self.queued_started = _queued_seconds(self.process.pid)
+
+    def _spent(self) -> tuple[float | None, float]:
+        """What the job it is on has taken: its CPU seconds (None: not known), and its seconds on the
+        wall clock less those the worker spent waiting for a CPU (where the kernel says: Linux)."""
+        pid = self.process.pid
+        wall = time.monotonic() - self.started
+        if self.queued_started is not None and (queued := _queued_seconds(pid)) is not None:
+            wall -= queued - self.queued_started
+        if self.cpu_started is not None and (cpu := _cpu_seconds(pid)) is not None:
+            return cpu - self.cpu_started, wall
+        return None, wall
+
+    def _wall_bound(self, seconds: float) -> float:
+        """How long the job may run by the wall clock: the backstop, or the deadline itself where the
+        worker's CPU time is not known."""
+        return seconds * WALL_FACTOR if self.cpu_started is not None else seconds
+
+    def past(self, seconds: float) -> tuple[float, bool] | None:
+        """``(seconds spent, whether they are CPU time)`` if the job it is on has spent ``seconds`` of
+        CPU time, or run past ``_wall_bound(seconds)`` on the wall clock (less its waits for a CPU);
+        None while it has not."""
+        cpu, wall = self._spent()
+        if cpu is not None and cpu >= seconds:
+            return cpu, True
+        return (wall, False) if wall >= self._wall_bound(seconds) else None
+
+    def time_left(self, seconds: float) -> float:
+        """Seconds (on the wall clock) to wait before looking again whether ``past(seconds)``."""
+        cpu, wall = self._spent()
+        left = self._wall_bound(seconds) - wall
+        if self.cpu_started is not None:
+            # CPU time runs no faster than the wall clock for one thread: sooner than this the
+            # deadline cannot be reached by a single-threaded reader; POLL covers one with threads.
+            left = min(left, POLL, seconds - cpu if cpu is not None else POLL)
+        return max(0.0, left)
 
     def kill(self) -> int | None:
         self.process.kill()
         self.process.join(2)
         self.conn.close()
         return self.process.exitcode
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """The CPU time (user + system, all its threads) process ``pid`` has used so far, from
+    /proc/<pid>/stat; None where that cannot be read (not Linux, or the process is gone)."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            line = stat.read()
+        # after "pid (comm) ", whose comm may hold spaces and parentheses: field 3 (state) on;
+        # utime and stime are fields 14 and 15, in clock ticks
+        fields = line[line.rindex(b")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):  # AttributeError: no os.sysconf (Windows)
+        return None
+
+
+def _queued_seconds(pid: int | None) -> float | None:
+    """The time process ``pid`` (its main thread) has spent runnable but waiting for a CPU, from
+    /proc/<pid>/schedstat; None where that cannot be read (not Linux, a kernel without schedstats,
+    or the process is gone)."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as schedstat:
+            return int(schedstat.read().split()[1]) / 1e9  # on a CPU, waiting for one, timeslices (ns)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _stop(pool: list[_Worker], graceful: bool) -> None:

@@ -89,7 +89,7 @@ def _install_hint(rel: str, exc: ImportError) -> str:
 def _crashed(job: Job, ended: Ended) -> SourceError:
     """Why a file whose worker ended in the middle of it is skipped."""
     if ended.seconds is not None:
-        return SourceError(bounds.too_slow(ended.seconds))
+        return SourceError(bounds.too_slow(ended.seconds, ended.cpu))
     code = ended.code
     how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
     # PDFium aborts when an allocation fails: past the memory bound, or a parser bug; both are told.
@@ -154,6 +154,6 @@ def _merged(
 
 
 def _deadlines(jobs: list[Job]) -> Callable[[Job], float]:
-    """The seconds each job may take (``bounds.seconds_for`` its file's size, taken once)."""
+    """The seconds of CPU time each job may take (``bounds.seconds_for`` its file's size, taken once)."""
     seconds = {job[1]: bounds.seconds_for(_size(job)) for job in jobs}
     return lambda job: seconds[job[1]]

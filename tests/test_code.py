@@ -296,3 +296,42 @@ def test_a_symbol_is_found_at_its_definition_before_the_files_that_import_it(tmp
     assert found.metadata["heading"] == "UsernameReplacementView (username replacement view)"
     coded = engine.search("UsernameReplacementView", limit=5, filters={"kind": "code"}).hits
     assert {h.source for h in coded} == {"app/views.py", "app/urls.py"}
+
+
+def test_tests_rank_below_the_code_they_exercise(tmp_path: Path) -> None:
+    """A test that repeats the words of the code it exercises (its name, its calls) outranked the
+    code itself; marked `kind: test`, it now moves below it, and a search for tests still finds it."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.settings import load
+
+    root = tmp_path / "repo"
+    (root / "billing").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'billing'\n")
+    (root / "billing" / "invoice.py").write_text(
+        "def invoice_total(lines):\n    '''The invoice total of the lines, tax included.'''\n"
+        "    return sum(line.amount for line in lines)\n"
+    )
+    (root / "tests" / "test_invoice.py").write_text(
+        "from billing.invoice import invoice_total\n\n\ndef test_invoice_total():\n"
+        "    '''invoice total invoice total: the invoice total of two lines.'''\n"
+        "    assert invoice_total([]) == 0  # invoice total\n"
+    )
+    db = tmp_path / "db"
+    index_folder(root, str(db))
+    engine = Engine(load({"LANCEDB_PATH": str(db)}))
+    hits = engine.search("invoice total", limit=5).hits
+    assert [h.source for h in hits][:2] == ["billing/invoice.py", "tests/test_invoice.py"]
+    assert hits[1].metadata["kind"] == "test"
+    only_tests = engine.search("invoice total", limit=5, filters={"kind": "test"}).hits
+    assert [h.source for h in only_tests] == ["tests/test_invoice.py"]
+
+
+def test_the_shift_is_stable_and_leaves_other_rankings_alone() -> None:
+    from lancelot_cli.engine.ranking import SUPPORTING_SHIFT, supporting_later
+
+    rows = [{"id": n, "kind": "test" if n == 0 else "code"} for n in range(SUPPORTING_SHIFT + 3)]
+    assert [r["id"] for r in supporting_later(rows, lambda r: r)] == [*range(1, SUPPORTING_SHIFT + 1), 0, 6, 7]
+    plain = [{"id": n} for n in range(4)]
+    assert supporting_later(plain, lambda r: r) == plain

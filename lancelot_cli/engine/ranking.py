@@ -86,6 +86,21 @@ def field_boosts(facts: TableFacts, text_col: str) -> dict[str, float]:
 
 T = TypeVar("T")
 
+# Tests and migrations (the `kind` column indexer/code.py writes) rank below the code they exercise
+# when both match: each moves this many places down its ranking, before the per-document cap (issue
+# 47). A search filtered to `kind: test` moves every hit alike, so nothing changes there.
+SUPPORTING = frozenset({"test", "migration"})
+SUPPORTING_SHIFT = 5
+
+
+def supporting_later(items: Sequence[T], row_of: Callable[[T], Row]) -> list[T]:
+    """``items`` with each test or migration chunk ``SUPPORTING_SHIFT`` places further down (stable)."""
+    marked = [row_of(item).get("kind") in SUPPORTING for item in items]
+    if not any(marked):
+        return list(items)
+    order = sorted(range(len(items)), key=lambda n: n + SUPPORTING_SHIFT + 0.5 if marked[n] else n)
+    return [items[n] for n in order]
+
 
 def per_document(items: Sequence[T], source: Callable[[T], str], cap: int, limit: int) -> list[T]:
     """The first ``limit`` items with at most ``cap`` of one source (0: no cap). When that leaves
@@ -205,6 +220,7 @@ def fused_ids(ask: Ask, vector: Sequence[float], vector_col: str) -> list[int] |
 def text_hits(ask: Ask) -> tuple[list[Hit], TextRanking, str | None]:
     """Hits of a text search, its ranking ("bm25" or "substring") and a note, if any."""
     ranked, ranking, note = text_ranked(ask)
+    ranked = supporting_later(ranked, lambda e: e[0])
     kept = per_document(ranked, lambda e: source_of(e[0], ask.facts.source_columns), ask.per_document, ask.limit)
     return [hit(r, ask, score) for r, score in kept], ranking, note
 
@@ -230,6 +246,7 @@ def is_seen(row: Row, ask: Ask, *others: Ask) -> bool:
 
 def capped(rows: Sequence[Row], ask: Ask) -> list[Row]:
     """``rows`` with at most ``ask.per_document`` chunks of one document, ``ask.limit`` of them."""
+    rows = supporting_later(rows, lambda row: row)
     return per_document(rows, lambda row: source_of(row, ask.facts.source_columns), ask.per_document, ask.limit)
 
 
@@ -239,7 +256,7 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
     Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
     """
     best = per_document(
-        fused_ranked(ask, vector, vector_col),
+        supporting_later(fused_ranked(ask, vector, vector_col), lambda e: e[0]),
         lambda e: source_of(e[0], ask.facts.source_columns),
         ask.per_document,
         ask.limit,

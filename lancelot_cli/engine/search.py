@@ -154,7 +154,7 @@ def _run_phrasings(
         key = (lambda row: row[ID]) if ID in base.columns else (lambda row: row.get(base.text_col))
         entries = phrasings.fuse(lists, key)
     fused = ranking.per_document(
-        entries,
+        ranking.supporting_later(entries, lambda e: e.row),
         lambda e: ranking.source_of(e.row, base.facts.source_columns),
         base.per_document,
         base.limit,

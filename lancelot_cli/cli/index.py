@@ -3,6 +3,11 @@
 DB and ``--table`` resolve like every other command's database and table (argument or flag >
 environment > the settings `lancelot init` stored > default), so `init --table notes` followed by
 `index ./docs` writes the table `serve` reads. The work is `indexer.run.run`, which `init` calls too.
+
+SRC into a table indexed from another folder is refused when it would remove documents of the
+table (indexer/plan.py ``check_source``): one line naming both folders, exit 1, nothing written;
+``--replace`` lets it, ``--table NAME`` keeps both. The check needs no terminal, so scripts and
+`init` get the same answer.
 """
 
 from __future__ import annotations
@@ -83,12 +88,21 @@ def index(
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Read every file again, not just the changed ones.")
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Let SRC replace a table indexed from another folder, removing the documents SRC does "
+            "not have (without it that run is refused and nothing is written; --table NAME keeps both).",
+        ),
+    ] = False,
     ext: Annotated[
         list[str] | None,
         typer.Option(
             "--ext",
             metavar="EXT[,EXT]",
-            help="Also index source files with these extensions (e.g. py,ts,sql), as overlapping windows of lines.",
+            help="Also index source files with these extensions (e.g. py,ts,sql), as overlapping windows of "
+            "lines; saved with the table, so re-runs and --watch keep them (--ext '' clears).",
             show_default=False,
         ),
     ] = None,
@@ -132,10 +146,11 @@ def index(
         embed=embed,
         chunk_size=chunk_size,
         rebuild=rebuild,
-        extensions=tuple(ext or ()),
+        extensions=None if ext is None else tuple(ext),
         max_file_size=max_file_size,
         exclude=None if exclude is None else tuple(exclude),
         site_detection=site_detection,
+        replace=replace,
     )
     from lancelot_cli.indexer.sources import NothingToIndex
 
@@ -158,14 +173,16 @@ def index(
 def index_with_progress(settings: Settings, source: str, options: Options | None = None) -> dict[str, Any]:
     """Index with a progress bar on a terminal (stderr) and the summary after; returns the report as a dict.
 
-    `lancelot init` calls this too, for "index a folder into it now".
+    `lancelot init` calls this too, for "index a folder into it now" (a folder other than the
+    table's is refused there too, as the module doc says).
     """
     from lancelot_cli.cli import render
-    from lancelot_cli.cli.links import remember
+    from lancelot_cli.cli.links import folder_of, remember
     from lancelot_cli.indexer.run import Options, run
 
+    noted = folder_of(settings, settings.table)  # the table's folder, for one that did not save it
     with render.index_progress() as (progress, on_embed):
-        report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed)
+        report = run(settings, source, options or Options(), progress=progress, on_embed=on_embed, noted_source=noted)
     remember(settings, source)  # for the links to files that `search` prints on a terminal
     summary = report.as_dict()
     render.index_summary(summary)
@@ -179,6 +196,7 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
     from rich.markup import escape
 
     from lancelot_cli.cli import render
+    from lancelot_cli.cli.links import folder_of
     from lancelot_cli.cli.visible import shown
     from lancelot_cli.indexer.run import watch
 
@@ -199,6 +217,7 @@ def _watch(settings: Settings, source: str, options: Options) -> None:
     def on_error(message: str) -> None:
         err.print(f"[yellow]warning:[/] {escape(shown(message))}", highlight=False)
 
+    noted = folder_of(settings, settings.table)  # as in index_with_progress
     with contextlib.suppress(KeyboardInterrupt):
-        watch(settings, source, options, on_batch=on_batch, on_error=on_error)
+        watch(settings, source, options, on_batch=on_batch, on_error=on_error, noted_source=noted)
     err.print("Stopped watching.")

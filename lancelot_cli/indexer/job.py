@@ -25,10 +25,12 @@ class Options:
     embed: bool | None = None  # None: with a local model when one is on this machine (indexer/run.py)
     chunk_size: int | None = None  # None: as saved with the table, else chunking.CHUNK_CHARS (saved_options)
     rebuild: bool = False
-    extensions: tuple[str, ...] = ()  # as typed: "py", ".TS", "py,ts" (normalise_extensions)
+    # As typed: "py", ".TS", "py,ts" (normalise_extensions); None: as saved with the table, () clears.
+    extensions: tuple[str, ...] | None = None
     max_file_size: int = MAX_FILE_BYTES
     exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
     site_detection: bool | None = None  # None: as saved with the table (on for a new one)
+    replace: bool = False  # another folder's run may remove the table's documents (plan.check_source)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class IndexJob:
     workers: int | None = None  # processes reading HTML pages (None: one per core)
     progress: Progress | None = None
     on_embed: OnEmbed | None = None
+    # The folder `lancelot index` last noted for the table (cli/links.py), for a table that saved none.
+    noted_source: Path | None = None
 
 
 def folder_job(
@@ -60,22 +64,26 @@ def folder_job(
     model: str | None = None,
     on_embed: Callable[[int, int], None] | None = None,
     rebuild: bool = False,
-    extensions: Iterable[str] = (),
+    extensions: Iterable[str] | None = None,
     max_file_size: int = MAX_FILE_BYTES,
     storage_options: dict[str, str] | None = None,
     exclude: Iterable[str] | None = None,
     site_detection: bool | None = None,
+    replace: bool = False,
 ) -> IndexJob:
-    """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all."""
+    """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all.
+    ``extensions``, like ``exclude``, is saved with the table (None: the saved ones; ``[]`` clears);
+    ``replace`` lets a run from another folder than the table's remove its documents (plan.check_source)."""
     chosen = Embedding(embed, model)
     options = Options(
         embed=True if embed is not None else None,  # no embed: no choice saved with the table
         chunk_size=chunk_size,
         rebuild=rebuild,
-        extensions=tuple(extensions),
+        extensions=None if extensions is None else tuple(extensions),
         max_file_size=max_file_size,
         exclude=None if exclude is None else tuple(exclude),
         site_detection=site_detection,
+        replace=replace,
     )
     return IndexJob(
         Path(source),

@@ -6,7 +6,9 @@ and `init` use: the database is ``settings.db_uri`` and the table ``settings.tab
 the run's `IndexJob` (indexer/job.py; the pipeline knows nothing about settings) once, from the
 settings and the command's `Options`: a clear error when no database is named anywhere, the
 object-store options, and how to choose the embedder from the stored key, endpoint and model.
-`watch` does the same for `watch_job`.
+`watch` does the same for `watch_job`. ``noted_source`` is the folder the command's config dir
+noted for the table (cli/links.py, which the indexer does not import): for a table made before
+its folder was saved with it, the folder a run from another one is checked against (plan.check_source).
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def job_for(
     *,
     progress: Progress | None = None,
     on_embed: OnEmbed | None = None,
+    noted_source: Path | None = None,
 ) -> IndexJob:
     """The run of ``options`` over ``source`` into the settings' table, made once for `run` or `watch`."""
     return IndexJob(
@@ -143,6 +146,7 @@ def job_for(
         storage_options=dict(settings.storage_options or {}),
         progress=progress,
         on_embed=on_embed,
+        noted_source=noted_source,
     )
 
 
@@ -153,13 +157,17 @@ def run(
     *,
     progress: Progress | None = None,
     on_embed: OnEmbed | None = None,
+    noted_source: Path | None = None,
 ) -> IndexReport:
     """Make table ``settings.table`` of database ``settings.db_uri`` match the documents under ``source``.
 
     ``progress`` and ``on_embed`` are called as files are read and chunks embedded (see `index_folder`);
     ``on_embed`` also gets the model in use (the local one when ``--embed`` chose it for want of a key).
+    A run from another folder than the table's that would remove its documents is refused unless
+    ``options.replace`` (plan.check_source; ``noted_source``: the module doc).
     """
-    return index_job(job_for(settings, source, options, progress=progress, on_embed=on_embed))
+    job = job_for(settings, source, options, progress=progress, on_embed=on_embed, noted_source=noted_source)
+    return index_job(job)
 
 
 def watch(
@@ -169,11 +177,12 @@ def watch(
     *,
     on_batch: Callable[[IndexReport], None],
     on_error: Callable[[str], None],
+    noted_source: Path | None = None,
 ) -> None:
     """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_job`)."""
     from lancelot_cli.indexer.watch import watch_job
 
-    job = job_for(settings, source, options)
+    job = job_for(settings, source, options, noted_source=noted_source)
     watch_job(replace(job, embedder=_chosen_once(job.embedder)), on_batch=on_batch, on_error=on_error)
 
 

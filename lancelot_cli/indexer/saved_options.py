@@ -19,14 +19,23 @@ run without the flag keeps. They live in the field metadata of the `path` column
   so that a better cleaning reaches the files that did not change (issue 39 item 5: the inline
   HTML tags of the FastAPI docs stayed in existing tables until ``--rebuild``); a chunk whose text
   comes out the same is not rewritten.
+- ``extensions``: the source-code extensions ``--ext`` added, normalised (".py") and sorted. A run
+  without ``--ext`` indexes the same ones; ``--ext ''`` clears them (issue 45 item 3: a re-run
+  without the flag removed all the code).
+- ``source``: the folder the table was indexed from, absolute with links resolved. A run from
+  another folder that would remove documents of the table is refused unless ``--replace``
+  (``plan.check_source``, issue 45 item 2); one that removes none (the same folder moved, or
+  reached by another path) goes on and saves its own folder.
 - ``languages`` and ``descriptions``: kept by the pipeline (``choose_languages``, ``plan_run``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from lancelot_cli.indexer.chunking import CHUNK_CHARS
+from lancelot_cli.indexer.job import normalise_extensions
 
 
 class Options(Protocol):
@@ -40,6 +49,8 @@ class Options(Protocol):
     @property
     def rebuild(self) -> bool: ...
     @property
+    def extensions(self) -> tuple[str, ...] | None: ...
+    @property
     def exclude(self) -> tuple[str, ...] | None: ...
     @property
     def site_detection(self) -> bool | None: ...
@@ -50,18 +61,28 @@ class Options(Protocol):
 TEXT_VERSION = 2
 
 # The index options a table has when none were saved with it.
-DEFAULT_OPTIONS = {"exclude": [], "siteDetection": True}
+DEFAULT_OPTIONS = {"exclude": [], "extensions": [], "siteDetection": True}
 
 
-def chosen_options(options: Options, saved: dict[str, Any], exists: bool) -> dict[str, Any]:
+def chosen_options(options: Options, saved: dict[str, Any], exists: bool, source: Path) -> dict[str, Any]:
     """This run's options in the form they are saved in, from its flags (``options``), the ones
-    ``saved`` with the table, and whether the table ``exists`` already."""
+    ``saved`` with the table, whether the table ``exists`` already, and the folder indexed
+    (``source``, resolved)."""
     if options.exclude is None:
         patterns = tuple(saved.get("exclude", ()))
     else:
         patterns = tuple(pattern for pattern in options.exclude if pattern.strip())  # --exclude '' clears
+    if options.extensions is None:
+        extensions = saved_extensions(saved)
+    else:
+        extensions = sorted(normalise_extensions(options.extensions))  # --ext '' clears
     detect = bool(saved.get("siteDetection", True)) if options.site_detection is None else options.site_detection
-    chosen: dict[str, Any] = {"exclude": list(patterns), "siteDetection": detect}
+    chosen: dict[str, Any] = {
+        "exclude": list(patterns),
+        "extensions": extensions,
+        "siteDetection": detect,
+        "source": str(source),
+    }
     if isinstance(saved.get("languages"), list):
         chosen["languages"] = saved["languages"]
     if no_embed(options, saved):
@@ -73,6 +94,18 @@ def chosen_options(options: Options, saved: dict[str, Any], exists: bool) -> dic
     elif size:
         chosen["chunkSize"] = size
     return chosen
+
+
+def saved_extensions(saved: dict[str, Any]) -> list[str]:
+    """The ``--ext`` extensions saved with the table ([] for a table that saved none)."""
+    found = saved.get("extensions")
+    return sorted(normalise_extensions(e for e in found if isinstance(e, str))) if isinstance(found, list) else []
+
+
+def saved_source(saved: dict[str, Any]) -> str | None:
+    """The folder the table was indexed from, as saved with it (None for a table that saved none)."""
+    found = saved.get("source")
+    return found if isinstance(found, str) and found else None
 
 
 def read_again(saved: dict[str, Any], exists: bool) -> bool:

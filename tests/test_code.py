@@ -335,3 +335,23 @@ def test_the_shift_is_stable_and_leaves_other_rankings_alone() -> None:
     assert [r["id"] for r in supporting_later(rows, lambda r: r)] == [*range(1, SUPPORTING_SHIFT + 1), 0, 6, 7]
     plain = [{"id": n} for n in range(4)]
     assert supporting_later(plain, lambda r: r) == plain
+
+
+def test_code_or_no_code_is_saved_with_the_table(tmp_path: Path) -> None:
+    """--code in a folder of documents, then runs with no flag keep it; --no-code takes it out."""
+    from lancelot_cli.indexer import index_folder
+
+    root = _project(tmp_path)
+    (root / "pyproject.toml").unlink()  # a folder of documents now
+    db = str(tmp_path / "db")
+    first = index_folder(root, db)
+    assert first.files == 1 and first.code is not None and "--code" in first.code
+    assert index_folder(root, db, code=True).files == 3
+    again = index_folder(root, db)
+    assert again.files == 3 and not again.committed  # the choice stood, nothing changed
+    assert (
+        again.code
+        == "Source code: 2 file(s) read as definitions; left out: 1 generated or minified, 1 vendored or build output"
+    )
+    gone = index_folder(root, db, code=False)
+    assert gone.files == 1 and gone.deleted > 0

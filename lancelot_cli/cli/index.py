@@ -132,6 +132,17 @@ def index(
             show_default=False,
         ),
     ] = None,
+    code: Annotated[
+        bool | None,
+        typer.Option(
+            "--code/--no-code",
+            help="Index source code (Python, JavaScript/TypeScript, Go, Rust, Java, C/C++, Ruby, shell) "
+            "one chunk per function or class, vendored, generated and minified files left out "
+            "[default: on in a project (a git work tree, or pyproject.toml, package.json... at the top), "
+            "or as saved with the table].",
+            show_default=False,
+        ),
+    ] = None,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -150,6 +161,7 @@ def index(
         max_file_size=max_file_size,
         exclude=None if exclude is None else tuple(exclude),
         site_detection=site_detection,
+        code=code,
         replace=replace,
     )
     from lancelot_cli.indexer.sources import NothingToIndex

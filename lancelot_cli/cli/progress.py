@@ -99,6 +99,8 @@ def index_summary(report: dict[str, Any]) -> None:
     )
     if report.get("site"):
         err.print(escape(f"{report['site']}."))
+    if report.get("code"):
+        err.print(escape(f"{report['code']}."))
     if report.get("fullTextIndexesBuilt"):
         err.print(
             escape(

@@ -49,7 +49,9 @@ def index_folder(source: Path | str, database: str, table: str = "documents", **
     embeds the rest). One writer at a time: a second run on the same table refuses.
     ``chunk_size`` is saved with the table (None: the saved one, else 1,200); another size
     applies with ``rebuild`` only (``report.chunk_size_note`` says so).
-    ``extensions`` (".py", "ts", ...) adds source files, indexed as overlapping windows of lines;
+    ``code``: source code in the common languages, one chunk per definition (None: as saved with the
+    table, else when ``source`` is a project: ``scanning.is_project``); ``extensions`` (".py", "ts",
+    ...) adds files of other extensions as code, read as windows of lines where no grammar parses them;
     files over ``max_file_size`` bytes are skipped and reported. A file that cannot be read
     because a Python module is missing fails the run (``IndexingError`` naming what to install).
     Ctrl-C and SIGTERM stop the run at once (KeyboardInterrupt, ``Interrupted`` with exit code

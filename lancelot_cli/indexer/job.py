@@ -30,6 +30,7 @@ class Options:
     max_file_size: int = MAX_FILE_BYTES
     exclude: tuple[str, ...] | None = None  # None: the patterns saved with the table
     site_detection: bool | None = None  # None: as saved with the table (on for a new one)
+    code: bool | None = None  # source code by default: None as saved, else when the folder is a project
     replace: bool = False  # another folder's run may remove the table's documents (plan.check_source)
 
 
@@ -69,6 +70,7 @@ def folder_job(
     storage_options: dict[str, str] | None = None,
     exclude: Iterable[str] | None = None,
     site_detection: bool | None = None,
+    code: bool | None = None,
     replace: bool = False,
 ) -> IndexJob:
     """The job `index_folder`'s keywords describe: it embeds with ``embed`` (as ``model``) or not at all.
@@ -83,6 +85,7 @@ def folder_job(
         max_file_size=max_file_size,
         exclude=None if exclude is None else tuple(exclude),
         site_detection=site_detection,
+        code=code,
         replace=replace,
     )
     return IndexJob(

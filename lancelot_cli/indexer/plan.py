@@ -54,9 +54,14 @@ def plan_run(job: IndexJob, writer: TableWriter | None, report: IndexReport, kno
     if descriptions:
         chosen["descriptions"] = descriptions
     found = scan(
-        job.source, normalise_extensions(chosen["extensions"]), tuple(chosen["exclude"]), chosen["siteDetection"]
+        job.source,
+        normalise_extensions(chosen["extensions"]),
+        tuple(chosen["exclude"]),
+        chosen["siteDetection"],
+        chosen.get("code"),
     )
     report.site = found.site_note()
+    report.code = found.code_note()
     if not found.paths and not recorded.exists:  # a first run that would make an empty table: say why
         raise NothingToIndex(nothing_to_index(job.source, found))
     check_source(job, recorded, chosen["source"], found, writer)

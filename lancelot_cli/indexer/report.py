@@ -29,6 +29,7 @@ class IndexReport:
     without_vectors: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)  # files indexed, with something to know
     site: str | None = None  # "Sphinx site found: left out ..." (see indexer.sites)
+    code: str | None = None  # what the run did with source code, or left out and why (scanning.Scan.code_note)
     indexes_built: list[str] = field(default_factory=list)  # full-text indexes an earlier version's table got anew
     languages: list[str] = field(default_factory=list)  # what the documents are written in (indexer/languages.py)
     languages_found: bool = False  # read off the documents in this run (a new table, --rebuild, an older table)
@@ -65,6 +66,7 @@ class IndexReport:
             "withoutVectors": self.without_vectors,
             "notes": [{"path": p, "note": n} for p, n in self.notes],
             "site": self.site,
+            "code": self.code,
             "textSeconds": None if self.text_seconds is None else round(self.text_seconds, 3),
             "vectorsHint": self.vectors_hint,
             "chunkSizeNote": self.chunk_size_note,

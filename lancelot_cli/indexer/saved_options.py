@@ -22,6 +22,8 @@ run without the flag keeps. They live in the field metadata of the `path` column
 - ``extensions``: the source-code extensions ``--ext`` added, normalised (".py") and sorted. A run
   without ``--ext`` indexes the same ones; ``--ext ''`` clears them (issue 45 item 3: a re-run
   without the flag removed all the code).
+- ``code``: ``--code`` or ``--no-code``, once given: whether source code is indexed. A table that
+  saved neither indexes code when its folder is a project (``scanning.is_project``, issue 47).
 - ``source``: the folder the table was indexed from, absolute with links resolved. A run from
   another folder that would remove documents of the table is refused unless ``--replace``
   (``plan.check_source``, issue 45 item 2); one that removes none (the same folder moved, or
@@ -53,6 +55,8 @@ class Options(Protocol):
     @property
     def exclude(self) -> tuple[str, ...] | None: ...
     @property
+    def code(self) -> bool | None: ...
+    @property
     def site_detection(self) -> bool | None: ...
 
 
@@ -83,6 +87,9 @@ def chosen_options(options: Options, saved: dict[str, Any], exists: bool, source
         "siteDetection": detect,
         "source": str(source),
     }
+    code = saved.get("code") if options.code is None else options.code
+    if isinstance(code, bool):  # --code / --no-code, now or saved; else decided by the folder (scanning.is_project)
+        chosen["code"] = code
     if isinstance(saved.get("languages"), list):
         chosen["languages"] = saved["languages"]
     if no_embed(options, saved):

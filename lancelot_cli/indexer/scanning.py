@@ -114,10 +114,10 @@ class Scan:
                 return None
             kinds = ", ".join(f"{n} {suffix}" for suffix, n in self.other.most_common() if suffix in CODE_SUFFIXES)
             return (
-                f"Source code left out: {found} file(s) ({kinds}); this folder is no project (no git work "
-                f"tree, no pyproject.toml or package.json...): add --code to index them"
+                f"Source code left out: {found} file(s) ({kinds}): the folder is not a project (no git "
+                f"work tree, no pyproject.toml, package.json...); add --code to index them"
             )
-        left = "; ".join(f"{n} {why}" for why, n in sorted(self.code_left_out.items()))
+        left = ", ".join(f"{n} {why}" for why, n in sorted(self.code_left_out.items()))
         if not self.code_files and not left:
             return None
         return f"Source code: {self.code_files} file(s) read as definitions" + (f"; left out: {left}" if left else "")

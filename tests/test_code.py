@@ -355,3 +355,33 @@ def test_code_or_no_code_is_saved_with_the_table(tmp_path: Path) -> None:
     )
     gone = index_folder(root, db, code=False)
     assert gone.files == 1 and gone.deleted > 0
+
+
+def test_the_instructions_say_the_table_holds_code_and_decisions(tmp_path: Path) -> None:
+    """An agent reads in the server's instructions that the table holds a project's code and its
+    ADRs, and which filters reach them (issue 47 #3); a folder of documents says nothing of it."""
+    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.server.app import instructions
+    from lancelot_cli.settings import load
+
+    root = _project(tmp_path)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_views.py").write_text("def test_post():\n    assert True\n")
+    (root / "docs" / "adr").mkdir(parents=True)
+    (root / "docs" / "adr" / "0001-use-postgres.md").write_text(
+        "# 1. Use PostgreSQL\n\nDate: 2024-03-01\n\n## Status\n\nAccepted\n\n## Context\n\nWe need a database.\n\n"
+        "## Decision\n\nPostgreSQL.\n\n## Consequences\n\nBackups.\n"
+    )
+    db = tmp_path / "db"
+    index_folder(root, str(db))
+    said = instructions(load({"LANCEDB_PATH": str(db)}))
+    assert (
+        "Table documents also holds source code, one chunk per function or class (2 files: filter kind: code; "
+        "1 of tests: kind: test; 0 migrations: kind: migration) and 1 architecture decision records "
+        "(filter kind: adr; columns status, date)." in said
+    )
+    docs_only = tmp_path / "notes"
+    docs_only.mkdir()
+    (docs_only / "a.md").write_text("# Notes\n\nNothing but prose.\n")
+    index_folder(docs_only, str(tmp_path / "db2"))
+    assert "also holds" not in instructions(load({"LANCEDB_PATH": str(tmp_path / "db2")}))

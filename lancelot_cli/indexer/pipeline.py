@@ -338,6 +338,8 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
             report.version = writer.version
         writer.save_descriptions(plan.chosen.get("descriptions", {}))  # for the server's instructions
         writer.save_languages(plan.chosen.get("languages", []))
+        if report.committed or not plan.found.paths:  # what the table holds changed (or may have)
+            writer.save_contents()
         if not report.committed and writer.optimize():  # e.g. a run killed between its commit and optimize()
             report.version, report.optimized = writer.version, True
         report.chunks = writer.count()

@@ -43,6 +43,7 @@ from lancelot_cli.server.tools import _engine_cause, _engine_error, _whole_reply
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.reader import (
     display_uri,
+    quick_contents,
     quick_descriptions,
     quick_languages,
     quick_table_names,
@@ -82,6 +83,7 @@ def instructions(settings: Settings) -> str:
             shown = ", ".join(tables) if tables else "none yet"
             lines.append(f"Tables: {shown}. Default table: {settings.table}.")
             lines.extend(_languages(path, tables))
+            lines.extend(_contents(path, tables))
             lines.extend(_described(path, tables))
     return " ".join(lines)
 
@@ -97,6 +99,26 @@ def _languages(path: str, tables: list[str]) -> list[str]:
         "Languages: " + "; ".join(said) + ". Search in a table's first language (the query as the user "
         "asked it, and queries written in that language with the documents' own terms)."
     ]
+
+
+def _contents(path: str, tables: list[str]) -> list[str]:
+    """What besides prose each table holds: a project's code and decision records, and the filters
+    that reach them (issue 47), so an agent asks for `kind: adr` or `kind: code` when that is the need."""
+    lines = []
+    for table in tables:
+        counts = quick_contents(path, table)
+        parts = []
+        if counts.get("code") or counts.get("test"):
+            code, tests, migrations = (counts.get(kind, 0) for kind in ("code", "test", "migration"))
+            parts.append(
+                f"source code, one chunk per function or class ({code} files: filter kind: code; "
+                f"{tests} of tests: kind: test; {migrations} migrations: kind: migration)"
+            )
+        if counts.get("adr"):
+            parts.append(f"{counts['adr']} architecture decision records (filter kind: adr; columns status, date)")
+        if parts:
+            lines.append(f"Table {table} also holds " + " and ".join(parts) + ".")
+    return lines
 
 
 MAX_DESCRIBED_CHARS = 2000  # of folder descriptions in the instructions: they are read in every session

@@ -21,7 +21,7 @@ from lancelot_cli.storage import damage
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, table_facts, table_names
 from lancelot_cli.storage.filters import RowFilter
 from lancelot_cli.storage.read_table import ANN_CANDIDATES, ANN_NPROBES, ReadOnlyTable, fts_query
-from lancelot_cli.storage.schema import describe_path, is_local, languages_path, local_path
+from lancelot_cli.storage.schema import contents_path, describe_path, is_local, languages_path, local_path
 
 __all__ = [
     "ANN_CANDIDATES",
@@ -266,6 +266,20 @@ def quick_descriptions(uri: str, table: str) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def quick_contents(uri: str, table: str) -> dict[str, int]:
+    """How many of a local table's documents are code, tests, migrations and decision records
+    (``schema.contents_path``), read without lancedb; {} when none or unknown."""
+    path = contents_path(uri, table)
+    try:
+        with open(path, encoding="utf-8") as fh:  # type: ignore[arg-type]
+            data = json.load(fh)
+    except (OSError, ValueError, TypeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): int(v) for k, v in data.items() if str(v).isdigit()}
 
 
 def quick_languages(uri: str, table: str) -> list[str]:

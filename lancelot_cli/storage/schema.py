@@ -55,6 +55,13 @@ def languages_path(uri: str, table: str) -> str | None:
     return os.path.join(local_path(uri), f"{table}.languages.json") if is_local(uri) else None
 
 
+def contents_path(uri: str, table: str) -> str | None:
+    """Where a local database keeps, beside ``table``, how many of its documents are code, tests,
+    migrations and decision records (the ``kind`` column), for the server's instructions; None for
+    an object store."""
+    return os.path.join(local_path(uri), f"{table}.contents.json") if is_local(uri) else None
+
+
 def describe_path(uri: str, table: str) -> str | None:
     """Where a local database keeps a copy of ``table``'s folder descriptions, beside the table, for
     the server's instructions (read before lancedb is imported); None for an object store."""

@@ -200,6 +200,13 @@ class Settings:
         "CLI: minutes a background `lancelot "
         "serve` (answering search, query, show, status) stays alive while idle; 0: none",
     )
+    keep_versions_minutes: float = _setting(
+        "LANCELOT_KEEP_VERSIONS_FOR",
+        10.0,
+        "minutes",
+        "index: minutes after its commit that an older version of a table is kept, for a reader still on it; "
+        "0: none (LanceDB's own default is 7 days)",
+    )
     config_dir: Path = field(default_factory=lambda: Path("."))
     sources: Mapping[str, str] = field(default_factory=dict)
 

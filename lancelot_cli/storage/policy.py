@@ -1,9 +1,12 @@
 """When a write is followed by ``optimize()`` (compaction and index folding): OptimizePolicy; when the
-vector column gets an ANN index: VectorIndexPolicy."""
+vector column gets an ANN index: VectorIndexPolicy; how long the versions a run replaces are kept:
+keep_versions_for."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,20 @@ class VectorIndexPolicy:
         return rows >= self.min_rows and (
             trained_rows is None or rows >= self.retrain_growth * trained_rows or segments >= self.max_segments
         )
+
+
+def keep_versions_for(environ: Mapping[str, str] | None = None) -> timedelta:
+    """How long after its commit a version other than the latest is kept (``LANCELOT_KEEP_VERSIONS_FOR``,
+    10 minutes by default; LanceDB's own default is 7 days): the writer gives older ones up each time
+    its ``optimize()`` runs (storage/write_guard.py, ``keep_bounded``). 17 quick re-indexes of a 3 MB
+    source otherwise kept 37 versions and 107 MB on disk for a week (issue 46), and a disk they
+    filled made every later run fail. A reader is on an older version only for one search (a
+    folder's server looks for the latest version on every read, an object store's every 5 s); a
+    search under way when its files go fails, and the next one reads the latest. Minutes are plenty.
+    Read here, where the writer prunes, from the same layers as every setting (settings.load)."""
+    from lancelot_cli.settings import load
+
+    return timedelta(minutes=load(environ=environ).keep_versions_minutes)
 
 
 OPTIMIZE_POLICY = OptimizePolicy()

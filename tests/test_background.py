@@ -768,3 +768,99 @@ def test_init_stops_every_background_server(tmp_path: Path, monkeypatch: pytest.
         (runtime / "lancelot" / name).write_text("")
     assert background.stop_all() == 2
     assert sorted(os.listdir(runtime / "lancelot")) == ["announced", "s1.log"]
+
+
+# -- issue 46: the socket's line cap, a server stuck mid-request, SIGTERM ---------------------------
+
+
+@pytest.mark.anyio
+async def test_the_socket_takes_lines_no_longer_than_stdio_does() -> None:
+    """A line over stdio's cap ends the connection unread (the socket took 64 MB lines: a 16 MB
+    call cost 86 s and 2.64 GiB); one at the cap is read."""
+    import anyio
+    from anyio.streams.stapled import StapledObjectStream
+
+    from lancelot_cli.server.stdin_lines import MAX_LINE
+    from lancelot_cli.server.unix import _Lines
+
+    async def lines_of(*lines: bytes) -> list[int]:
+        data = b"".join(lines)
+        chunks = [data[at : at + 65536] for at in range(0, len(data), 65536)]  # as a socket delivers them
+        send, receive = anyio.create_memory_object_stream[bytes](len(chunks))
+        for chunk in chunks:
+            send.send_nowait(chunk)
+        send.close()
+        return [len(line) async for line in _Lines(StapledObjectStream(send, receive))]
+
+    at_cap = b"x" * (MAX_LINE - 1) + b"\n"
+    assert await lines_of(at_cap, b"ping\n") == [MAX_LINE - 1, 4]
+    assert await lines_of(b"x" * MAX_LINE + b"y\n", b"ping\n") == []
+
+
+def _stuck_server(path: str, seen: list[str]) -> socket.socket:
+    """A socket at ``path`` that answers the handshake and then never replies (a server stopped mid-request)."""
+    import threading
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()
+            lines = conn.makefile("rb")
+            init = json.loads(lines.readline())
+            result = {"protocolVersion": background.PROTOCOL_VERSION, "capabilities": {}, "serverInfo": {"name": "x"}}
+            conn.sendall(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode() + b"\n")
+            for line in lines:  # notifications/initialized, tools/call: read, never answered
+                seen.append(json.loads(line)["method"])
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def test_a_server_stuck_mid_request_is_not_waited_for_ever(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 46: `kill -STOP` a second into a request hung `lancelot search` for ever. After
+    REPLY_TIMEOUT the command answers in-process, says so in one line, and removes the socket."""
+    from lancelot_cli.cli.answer import answer
+    from lancelot_cli.wire import search_from_wire
+
+    runtime = Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.setattr(background, "REPLY_TIMEOUT", 0.5)
+        settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db), "LANCELOT_WARM": "2"})
+        path = background.socket_path(settings)
+        assert path is not None
+        (runtime / "lancelot").mkdir(mode=0o700)
+        seen: list[str] = []
+        with _stuck_server(path, seen):
+            reply, _ = answer(
+                settings,
+                "lancedb_search",
+                {"query": "refund policy"},
+                lambda engine: engine.search("refund policy"),
+                lambda whole: search_from_wire(whole, "refund policy"),
+            )
+        assert seen == ["notifications/initialized", "tools/call"]
+        assert reply.hits and reply.hits[0].source.startswith("policies/")  # answered in-process
+        assert capsys.readouterr().err == (
+            "lancelot: the background server gave no answer in 0.5 s; answering here (it was told to exit)\n"
+        )
+        assert not os.path.exists(path)  # a stuck server exits once it runs again; the next command starts one
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+@LINUX
+@pytest.mark.slow
+def test_sigterm_removes_the_socket_and_its_lock(setup: Setup, sample_db: Path) -> None:
+    """Issue 46: SIGTERM left the socket file behind (its lock was removed)."""
+    setup.start(sample_db)
+    (pid,) = setup.pids()
+    assert setup.sockets() == [setup.socket_for(sample_db)]
+    os.kill(pid, signal.SIGTERM)
+    _wait(lambda: not setup.pids(), "SIGTERM did not stop the server", timeout=60)
+    assert sorted(p.name for p in setup.folder.iterdir() if not p.name.endswith(".log")) == ["announced"]

@@ -723,3 +723,48 @@ def test_a_closed_pipe_ends_a_command_quietly(sample_db: Path, command: list[str
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) in (0, 1), err  # 1 when the write failed (rich's own rule), 0 when all fitted
     assert "BrokenPipe" not in err and "error" not in err, err
+
+
+# -- issue 46: arguments that are not UTF-8 ---------------------------------------------------------
+
+NOT_UTF8 = {  # as Python receives `$'\xff\xfe'` from a UTF-8 shell: surrogate escapes
+    "QUERY": ["search", "\udcff\udcfe"],
+    "--also": ["search", "refund", "--also", "caf\udce9"],
+    "QUESTION": ["query", "\udcff"],
+    "--table": ["search", "refund", "--table", "\udcff"],
+    "--path-prefix": ["search", "refund", "--path-prefix", "\udcff/"],
+    "--filter": ["search", "refund", "--filter", "kind=\udcff"],
+    "SOURCE[#N]": ["show", "\udcff.md"],
+}
+
+
+@pytest.mark.parametrize(("name", "args"), NOT_UTF8.items(), ids=NOT_UTF8.keys())
+def test_a_text_argument_that_is_not_utf8_is_a_one_line_usage_error(
+    sample_db: Path, name: str, args: list[str]
+) -> None:
+    """It ended in "unexpected UnicodeEncodeError ... surrogates not allowed", exit 1."""
+    result = cli(*args, "--db", sample_db)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"lancelot: error: Invalid value for '{name}")
+    assert "not valid UTF-8: '" in result.stderr and result.stderr.count("\n") == 1
+    assert "UnicodeEncodeError" not in result.stderr
+
+
+def test_a_database_path_that_is_not_utf8_is_still_a_path(tmp_path: Path) -> None:
+    """File and folder names may be any bytes: a missing one is reported as missing, not refused."""
+    result = cli("search", "refund", "--db", f"{tmp_path}/\udcff")
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+@pytest.mark.slow
+def test_the_console_script_refuses_non_utf8_bytes_in_one_line(sample_db: Path) -> None:
+    done = subprocess.run(
+        [*lancelot_command(), "search", "refund", "--also", "\udcff\udcfe", "--db", str(sample_db)],
+        capture_output=True,
+        timeout=SUBPROCESS_TIMEOUT,
+        env=subprocess_env(LANCELOT_WARM="0"),
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.startswith(b"lancelot: error: Invalid value for '--also': not valid UTF-8: '\\xff\\xfe'")
+    assert done.stderr.count(b"\n") == 1

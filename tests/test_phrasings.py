@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from lancelot_cli.cli.app import app
 from lancelot_cli.errors import InvalidArgumentError
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.limits import MAX_PHRASINGS
+from lancelot_cli.limits import MAX_PHRASING_CHARS, MAX_PHRASINGS, MAX_PHRASINGS_CHARS
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from lancelot_cli.wire import to_wire
@@ -106,6 +106,40 @@ def test_bad_phrasings_are_refused_with_what_to_do(manual: Path, queries: Any, w
         engine_for(manual).search(QUESTION, queries=queries)
 
 
+@pytest.mark.parametrize(
+    ("query", "queries", "words"),
+    [
+        ("w " * 2_001, None, f"the query is 4,002 characters, over the {MAX_PHRASING_CHARS:,}"),
+        (QUESTION, ["ok", "w " * 2_001], f"other phrasing 2 is 4,002 characters, over the {MAX_PHRASING_CHARS:,}"),
+        ("w " * 1_900, ["v " * 1_900] * 6, f"are 26,600 characters together, over the {MAX_PHRASINGS_CHARS:,}"),
+    ],
+    ids=["query", "phrasing", "together"],
+)
+def test_phrasings_too_long_to_search_are_refused_saying_the_cap(
+    manual: Path, query: str, queries: list[str] | None, words: str
+) -> None:
+    """Issue 46: seven phrasings of 1 MB took 9.7 s and 398 MiB; refused before any is searched."""
+    engine = engine_for(manual)
+    with pytest.raises(InvalidArgumentError, match=words) as refused:
+        engine.search(query, queries=queries)
+    assert "\n" not in str(refused.value) and refused.value.exit_code == 2
+    with pytest.raises(InvalidArgumentError, match=words):
+        engine.query(query, queries=queries)
+    at_cap = engine.search("w " * (MAX_PHRASING_CHARS // 2), queries=["v " * (MAX_PHRASING_CHARS // 2)] * 2)
+    assert at_cap.query.startswith("w w")  # at the caps: searched
+
+
+def test_a_too_long_also_is_a_one_line_usage_error(manual: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["search", QUESTION, "--db", str(manual), "--also", "w " * 3_000], env={"LANCELOT_WARM": "0"}
+    )
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "lancelot: error: other phrasing 1 is 6,000 characters, over the 4,000 a phrasing may have; "
+        "cut it to the words to search for\n"
+    )
+
+
 def test_the_per_document_cap_and_the_limit_apply_to_the_fused_ranking(manual: Path) -> None:
     engine = engine_for(manual)
     result = engine.search("image", limit=3, queries=["layers", "pixels width height"], per_document=1)
@@ -178,6 +212,8 @@ async def test_the_tools_take_queries_and_say_who_found_each_hit(manual: Path) -
         assert reply["hits"][0]["source"] == "image/canvas-size.md" and reply["hits"][0]["foundBy"] == [1, 2]
         too_many = await client.call_tool("lancedb_search", {"query": QUESTION, "queries": ["a"] * 7})
         assert too_many.is_error and "queries" in text_of(too_many) and "6" in text_of(too_many)
+        too_long = await client.call_tool("lancedb_search", {"query": QUESTION, "queries": ["w " * 2_001]})
+        assert too_long.is_error and "other phrasing 1 is 4,002 characters, over the 4,000" in text_of(too_long)
         context = await client.call_tool("lancedb_query", {"question": QUESTION, "queries": PHRASINGS, "limit": 1})
         assert "The Canvas Size dialog enlarges" in text_of(context)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from lancelot_cli.server import collector
@@ -138,10 +139,52 @@ class LancelotCommand(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _defer_coercion(self.get_params(ctx))
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        _check_text(self, ctx)
+        return rest
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         _help(self, ctx, formatter, super().format_help)
+
+
+# Arguments that name files or folders take any bytes the system allows (a name that is not UTF-8
+# arrives with surrogate escapes and is used as it is); every other argument is text a search, a
+# table or a setting holds, which must be UTF-8.
+_FILE_ARGUMENTS = frozenset({"db", "database", "socket", "metrics_log", "questions", "exclude"})
+_FILE_ARGUMENTS_OF = {"index": frozenset({"source", "ext"})}
+
+
+def _check_text(command: Any, ctx: Any) -> None:
+    """A usage error for a text argument that is not UTF-8 (`lancelot search $'\\xff'`; issue 46),
+    rather than an unexpected UnicodeEncodeError wherever it is first encoded."""
+    skip = _FILE_ARGUMENTS | _FILE_ARGUMENTS_OF.get(command.name, frozenset())
+    for param in command.get_params(ctx):
+        if param.name in skip:
+            continue
+        for text in _texts(ctx.params.get(param.name)):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raw = str(os.fsencode(text))[2:-1]  # the bytes as given: 'caf\\xe9'
+                raw = raw if len(raw) <= 60 else raw[:59] + "…"
+                raise typer.BadParameter(
+                    f"not valid UTF-8: '{raw}'; pass it as UTF-8 text (is the terminal set to another encoding?)",
+                    ctx=ctx,
+                    param=param,
+                ) from None
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """The strings in a parsed argument: itself, a repeated option's values, a mapping's keys and values."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
 
 
 class LancelotGroup(TyperGroup):

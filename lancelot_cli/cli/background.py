@@ -7,8 +7,9 @@ request's `_meta` asks for the engine's whole reply (server/app.py ``WHOLE_REPLY
 command's ``--json`` form, so output is the same as in-process. When no server answers, the command
 runs in-process as always and ``start_pending`` (called once the output is written) starts one for
 the next command, saying so on stderr the first time. Anything wrong on the way (no server, a
-refused or unreadable reply, an argument the tool rejects) runs the call in-process instead: never a
-worse answer than without it. This module is standard library only: no SDK, no pydantic, no lancedb.
+refused or unreadable reply, an argument the tool rejects, no reply in ``REPLY_TIMEOUT``) runs the
+call in-process instead: never a worse answer than without it. This module is standard library
+only: no SDK, no pydantic, no lancedb.
 
 One server for every database, at most one alive. The server answers for whichever database a call
 names (``DATABASE_KEY`` in the call's `_meta`; server/databases.py keeps three open); its socket is
@@ -33,6 +34,7 @@ server of 218 MiB, 0.17 s a search after a switch, 0.29 s the first time a datab
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -51,6 +53,12 @@ DATABASE_KEY = "lancelot/db"  # server/databases.py DATABASE_KEY: the database a
 ERROR_KEY = "lancelot/error"
 CONNECT_TIMEOUT = 0.05  # a live server accepts at once (AF_UNIX)
 HANDSHAKE_TIMEOUT = 2.0  # no `initialize` answer by then: stuck, run in-process
+# No reply to the call by then: stuck mid-request (issue 46: `kill -STOP` hung the command for ever),
+# so its socket is removed (it exits once it runs again) and the call runs in-process. Above the
+# slowest answer a working server gives: an embeddings endpoint that times out (30 s) on a retry
+# started at the end of the 30-s retry budget (providers.py), or a large table and a local model
+# opened on a slow machine.
+REPLY_TIMEOUT = 90.0
 MAX_SOCKET_PATH = 100  # AF_UNIX paths: 107 bytes on Linux, 103 on macOS
 MAX_REPLY = 64 << 20
 MAX_LOG = 256 << 10
@@ -86,6 +94,9 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
             return None
         try:
             result = _exchange(sock, tool, dict(arguments), settings.db_uri)
+        except _NoReply:
+            _retire(path)
+            return None
         except (OSError, ValueError, EOFError):  # gone, stuck, or an unreadable reply: in-process
             return None
     return _reply(result)
@@ -114,8 +125,25 @@ def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any], databas
             "params": {"name": tool, "arguments": arguments, "_meta": {**WHOLE_REPLY, DATABASE_KEY: database}},
         },
     )
-    sock.settimeout(None)  # a long search is fine; Ctrl-C ends the wait
-    return _answer(lines, 2)
+    sock.settimeout(REPLY_TIMEOUT)  # a long search is fine; Ctrl-C ends the wait sooner
+    try:
+        return _answer(lines, 2)
+    except TimeoutError:
+        raise _NoReply from None
+
+
+class _NoReply(Exception):
+    """The server took the call and gave no reply within ``REPLY_TIMEOUT``."""
+
+
+def _retire(path: str) -> None:
+    """A server stuck mid-request: its socket removed, so it exits and the next command starts another."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    sys.stderr.write(
+        f"lancelot: the background server gave no answer in {REPLY_TIMEOUT:g} s; answering here (it was told to exit)\n"
+    )
+    sys.stderr.flush()
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:

@@ -26,7 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import InvalidArgumentError
-from lancelot_cli.limits import MAX_PHRASINGS  # the tool's schema and `--also` say so too
+from lancelot_cli.limits import (  # the tool's schema and `--also` say the number too
+    MAX_PHRASING_CHARS,
+    MAX_PHRASINGS,
+    MAX_PHRASINGS_CHARS,
+)
 
 FUSION_K = 20
 ORIGINAL_WEIGHT = 1.0
@@ -46,8 +50,10 @@ class Fused:
 
 def distinct(query: str, queries: Sequence[Any] | None) -> list[str]:
     """``[query, *queries]`` without blank phrasings and without repeats of an earlier one (case and
-    spacing aside): a repeat would count one phrasing twice. Raises for more than ``MAX_PHRASINGS``
-    or a phrasing that is not text."""
+    spacing aside): a repeat would count one phrasing twice. Raises for more than ``MAX_PHRASINGS``,
+    a phrasing that is not text, or one longer than ``MAX_PHRASING_CHARS`` (all of them together:
+    ``MAX_PHRASINGS_CHARS``): every surface's searches go through here, before any is run."""
+    _check_size("the query", query)
     if queries is None:
         return [query]
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence):
@@ -58,16 +64,32 @@ def distinct(query: str, queries: Sequence[Any] | None) -> list[str]:
         raise InvalidArgumentError(
             f"queries takes at most {MAX_PHRASINGS} other phrasings, got {len(queries)}; keep the best {MAX_PHRASINGS}"
         )
-    said = [query]
-    seen = {_folded(query)}
     for n, phrasing in enumerate(queries, start=1):
         if not isinstance(phrasing, str):
             raise InvalidArgumentError(f"queries[{n - 1}] must be a string, got {type(phrasing).__name__}")
+        _check_size(f"other phrasing {n}", phrasing)
+    total = len(query) + sum(len(phrasing) for phrasing in queries)
+    if total > MAX_PHRASINGS_CHARS:
+        raise InvalidArgumentError(
+            f"the query and its other phrasings are {total:,} characters together, over the "
+            f"{MAX_PHRASINGS_CHARS:,} a search may have; keep the best ones or cut them to their key words"
+        )
+    said = [query]
+    seen = {_folded(query)}
+    for phrasing in queries:
         key = _folded(phrasing)
         if key and key not in seen:
             seen.add(key)
             said.append(phrasing)
     return said
+
+
+def _check_size(name: str, text: object) -> None:
+    if isinstance(text, str) and len(text) > MAX_PHRASING_CHARS:
+        raise InvalidArgumentError(
+            f"{name} is {len(text):,} characters, over the {MAX_PHRASING_CHARS:,} a phrasing may have; "
+            "cut it to the words to search for"
+        )
 
 
 def _folded(text: str) -> str:

@@ -48,9 +48,9 @@ def run(
     tbl: ReadOnlyTable, request: SearchRequest, text_col: str, vector_col: str, limit: int, embedding: Embedding
 ) -> SearchResult:
     """Run ``request`` on ``tbl`` (limit and search type already checked)."""
+    said = phrasings.distinct(request.query, request.queries)  # first: it refuses phrasings too long to search
     facts = tbl.facts
     ask = _ask(tbl, request, text_col, limit)
-    said = phrasings.distinct(request.query, request.queries)
     asked = request.search_type
     plan = plan_for(tbl, asked, text_col, vector_col, embedding)
     if len(said) > 1:

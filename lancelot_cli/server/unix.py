@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_cli.server.logs import configure_logging
+from lancelot_cli.server.stdin_lines import MAX_LINE
 from lancelot_cli.settings import Settings
 
 CHECK_EVERY = 2.0  # seconds between checks of the socket file and of being idle
-MAX_LINE = 64 << 20  # bytes of one JSON-RPC message; a longer one ends the connection
+# A message is at most MAX_LINE bytes, as over stdio (a longer one ends the connection); it was 64 MB,
+# and one 16 MB call cost 86 s and 2.64 GiB (issue 46).
 
 
 def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Path | None = None) -> int:
@@ -55,11 +57,16 @@ def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Pa
     lowlevel.middleware.append(_InitGate())
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop)
+    made: list[int] = []  # the socket file's inode, once listening
     try:
-        anyio.run(_listen, lowlevel, path, idle_minutes * 60)
+        anyio.run(_listen, lowlevel, path, idle_minutes * 60, made)
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        # Here, not at the end of _listen: SIGTERM's SystemExit leaves the event loop without it (issue 46).
+        if made and _ours(path, made[0]):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         _remove_lock(path, lock)
     return 0
 
@@ -98,7 +105,7 @@ def _remove_lock(path: str, fd: int) -> None:
     os.close(fd)
 
 
-async def _listen(lowlevel: Any, path: str, idle_seconds: float) -> None:
+async def _listen(lowlevel: Any, path: str, idle_seconds: float, made: list[int]) -> None:
     import anyio
     from mcp.server.runner import serve_dual_era_loop
 
@@ -109,6 +116,7 @@ async def _listen(lowlevel: Any, path: str, idle_seconds: float) -> None:
         os.unlink(path)  # stale: only the lock holder serves
     listener = await anyio.create_unix_listener(path, mode=0o600)
     inode = os.stat(path).st_ino
+    made.append(inode)  # run_unix removes the file at the end, when it is still ours
     active, last = 0, time.monotonic()
     init_options = lowlevel.create_initialization_options()
 
@@ -136,8 +144,6 @@ async def _listen(lowlevel: Any, path: str, idle_seconds: float) -> None:
         while _ours(path, inode) and (active or time.monotonic() - last < idle_seconds):
             await anyio.sleep(CHECK_EVERY)
         tg.cancel_scope.cancel()
-    if _ours(path, inode):
-        os.unlink(path)
 
 
 def _ours(path: str, inode: int) -> bool:

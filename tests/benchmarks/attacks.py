@@ -24,6 +24,9 @@ Families (each bounded in count; every wait has a timeout):
   list, null, a float...; a failure: the server stops answering.
 * oversized lines (stdio, issue 37): 5, 20 and 64 MB lines; a failure: no -32600 with the id, or no
   answer to a ping after.
+* long phrasings (stdio, issue 46): a query, or seven phrasings, of 5,000 to 500,000 characters each
+  (a 3.5 MB line: under the line cap); a failure: not a tool error naming the cap within 10 s, or no
+  answer to a ping after.
 * echo bounds (stdio, issue 37): a 1 MB resource URI or prompt name, a 100 MB context budget; a
   failure: a reply over 2,000 characters or none.
 * slowloris / stalled body / silent: --slow connections that trickle headers, stall mid-body or send
@@ -574,6 +577,29 @@ def oversized_lines(server: Stdio) -> tuple[int, int]:
     return len(sizes), failures
 
 
+def long_phrasings(server: Stdio) -> tuple[int, int]:
+    """Phrasings over the cap (limits.MAX_PHRASING_CHARS) alone and seven at once: each a tool error
+    naming the cap, answered within 10 s (unbounded, seven of 1 MB took 9.7 s), then a ping."""
+    from lancelot_cli.limits import MAX_PHRASING_CHARS, MAX_PHRASINGS_CHARS
+
+    calls = [
+        ("lancedb_search", {"query": "w " * 2_500}),
+        ("lancedb_query", {"question": "refund", "queries": ["w " * 2_500]}),
+        ("lancedb_search", {"query": "w " * 1_900, "queries": ["v " * 1_900] * 6}),
+        ("lancedb_search", {"query": "refund " * 70_000, "queries": ["policy " * 70_000] * 6}),
+    ]
+    failures = 0
+    for n, (tool, arguments) in enumerate(calls):
+        started = time.monotonic()
+        server.send(rpc(tool, arguments, f"long-{n}"))
+        reply = server.reply_to(f"long-{n}")
+        text = json.dumps(reply)
+        named = f"{MAX_PHRASING_CHARS:,}" in text or f"{MAX_PHRASINGS_CHARS:,}" in text
+        ok = isinstance(reply, dict) and reply.get("result", {}).get("isError") and named
+        failures += not ok or time.monotonic() - started > 10 or not server.alive()
+    return len(calls), failures
+
+
 def echo_bounds(server: Stdio) -> tuple[int, int]:
     """A 1 MB resource URI or prompt name and a 100 MB context budget: each reply under 2,000
     characters (an error), the server still answering."""
@@ -850,6 +876,7 @@ def serve_families(work: Path, args: Any, run: Any, rows: list[tuple[str, int, i
         run("nested JSON (stdio)", nested_stdio, stdio)
         run("concurrent searches (stdio)", concurrent_stdio, stdio, args.concurrent)
         run("oversized lines (stdio)", oversized_lines, stdio)
+        run("long phrasings (stdio)", long_phrasings, stdio)
         run("echo bounds (stdio)", echo_bounds, stdio)
     finally:
         stdio.stop()

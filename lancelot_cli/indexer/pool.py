@@ -14,7 +14,11 @@ the parent and no threads:
 - A worker exits when its pipe ends (EOF: the parent is gone, whatever killed it) and, on Linux,
   is also sent SIGKILL by the kernel when the parent dies (``PR_SET_PDEATHSIG``), even mid-file;
   elsewhere a thread watches the parent's pid.
-- When the run stops early (interrupt, error), the parent kills its workers and reaps them.
+- When the run stops early (interrupt, error), the parent kills its workers and reaps them; after
+  a complete run it lets them end and reaps them too (``_stop``). With the last pool of the
+  process, multiprocessing's resource tracker (a process every spawn starts) is stopped and reaped
+  as well: left alone it ends only on the EOF of the parent's exit, so it outlived ``lancelot
+  index`` in the same process group (issue 45 item 9).
 - A job may have a deadline: a worker that runs past it is killed (a document bomb that PDFium
   would lay out for hours), the job reported as ended, and a new worker takes over.
 
@@ -56,6 +60,15 @@ AHEAD = 2
 WALL_FACTOR = 10.0
 # The longest the parent waits between two looks at a worker's CPU time while a deadline runs.
 POLL = 1.0
+# After a complete run, how long the workers get to end on their own before they are killed; and
+# how long the parent waits for a killed worker to be gone (SIGKILL cannot be caught: only a
+# process stuck in the kernel, on a hung file system, takes longer, and is then left to the kernel's
+# PR_SET_PDEATHSIG rather than hang the run). Both are bounds, not expected times.
+GRACE = 5.0
+REAP = 30.0
+
+_pools_lock = threading.Lock()
+_pools = 0  # pools running in this process; the resource tracker is stopped when none is left
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,9 @@ def imap(
         pool[pool.index(worker)] = replacement = _Worker(ctx, func)
         replacement.feed(jobs, queue)
 
+    global _pools
+    with _pools_lock:
+        _pools += 1
     try:
         pool = [_Worker(ctx, func) for _ in range(max(1, min(workers, len(jobs))))]
         for worker in pool:
@@ -130,7 +146,10 @@ def imap(
         finished = True
     finally:
         with deferred_signals():  # a second Ctrl-C must not cut the clean-up short
-            _stop(pool, graceful=finished)
+            try:
+                _stop(pool, graceful=finished)
+            finally:
+                _left()
 
 
 def _time_left(busy: list[_Worker], jobs: Sequence[Any], deadline: Callable[[Any], float] | None) -> float | None:
@@ -212,7 +231,7 @@ class _Worker:
 
     def kill(self) -> int | None:
         self.process.kill()
-        self.process.join(2)
+        self.process.join(REAP)
         self.conn.close()
         return self.process.exitcode
 
@@ -254,13 +273,30 @@ def _stop(pool: list[_Worker], graceful: bool) -> None:
                 worker.conn.send(None)
         else:
             worker.process.kill()
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + GRACE
     for worker in pool:
         worker.process.join(max(0.0, deadline - time.monotonic()))
         if worker.process.is_alive():
             worker.process.kill()
-            worker.process.join(2)
+            worker.process.join(REAP)
         worker.conn.close()
+
+
+def _left() -> None:
+    """A pool has stopped: with the last one, once every child is reaped, stop multiprocessing's
+    resource tracker and reap it (the next pool's first worker starts a new one)."""
+    global _pools
+    with _pools_lock:
+        _pools -= 1
+        import multiprocessing
+        from multiprocessing import resource_tracker
+
+        if _pools or multiprocessing.active_children():  # a child not reaped still holds its pipe
+            return
+        stop = getattr(resource_tracker._resource_tracker, "_stop", None)  # private: none, none stopped
+        if stop is not None:
+            with contextlib.suppress(OSError):
+                stop()
 
 
 def _serve(conn: Any, parent: int, func: Callable[[Any], Any]) -> None:

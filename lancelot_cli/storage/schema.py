@@ -46,7 +46,12 @@ def is_local(uri: str) -> bool:
 
 
 def local_path(uri: str) -> str:
-    return uri[len("file://") :] if uri.startswith("file://") else uri
+    """A local database as a folder path: ``file://`` dropped, ``~`` and ``~user`` expanded (as a
+    shell would for ``lancelot index SRC ~/db``; an MCP client's LANCEDB_PATH reaches us unexpanded,
+    and lancedb expands it too), so every command and ``serve`` find the same folder."""
+    if uri.startswith("file://"):
+        return uri[len("file://") :]
+    return os.path.expanduser(uri) if "://" not in uri else uri
 
 
 def languages_path(uri: str, table: str) -> str | None:

@@ -202,3 +202,31 @@ def test_auto_searches_a_cjk_query_by_text_when_the_local_model_is_english(monke
         # no document here is in Japanese, so hybrid's hits for ベクトル検索とは hold none of its terms.
         assert reply.note is None or (query == "ベクトル検索とは" and reply.note.startswith("no good match")), query
     assert engine.search("向量搜索", search_type="hybrid").search_type == "hybrid"  # asked for: done
+
+
+def test_one_long_korean_file_among_english_pages_leaves_the_table_english(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 51: a 120 KB Korean file among ten English pages made a fresh table Korean (every
+    English page cut into n-grams, no stemming), while the same folder indexed a page at a time
+    stayed English. Each document now votes once: the same folder gives the same analysis however
+    it was built."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for n in range(10):
+        (src / f"page{n}.md").write_text(
+            f"# Page {n}\n\n{EN}\n\nRunning the refund workflow, page {n}.\n", encoding="utf-8"
+        )
+    (src / "ko.md").write_text(KO * (120_000 // len(KO.encode("utf-8")) + 1), encoding="utf-8")
+    fresh = index_folder(src, str(tmp_path / "fresh"))
+    assert fresh.languages == ["en", "ko"]
+    piecewise = tmp_path / "piecewise-src"
+    piecewise.mkdir()
+    for n in range(10):
+        (piecewise / f"page{n}.md").write_bytes((src / f"page{n}.md").read_bytes())
+    index_folder(piecewise, str(tmp_path / "piecewise"))
+    (piecewise / "ko.md").write_bytes((src / "ko.md").read_bytes())
+    again = index_folder(piecewise, str(tmp_path / "piecewise"))
+    assert again.languages[0] == fresh.languages[0] == "en"
+    hits = search(monkeypatch, tmp_path / "fresh", "runs")["hits"]
+    assert hits and hits[0]["source"].startswith("page")  # stemmed: "runs" finds "Running"

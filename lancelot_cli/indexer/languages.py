@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 SAMPLE_CHARS = 2_000_000  # of text looked at, spread over the whole table
 MIN_SHARE = 0.1
@@ -90,6 +90,25 @@ def detect(texts: Iterable[str]) -> list[str]:
     everything = sum(words.values())
     kept = [code for code, amount in words.items() if amount and amount >= MIN_SHARE * everything]
     return sorted(kept, key=lambda code: -words[code])[:MAX_LANGUAGES]
+
+
+def detect_documents(documents: Mapping[str, list[str]]) -> list[str]:
+    """The languages of a table from its documents (path -> some of its chunks' text): each document
+    votes once, for its own first language, and the languages most documents are in come first;
+    those the whole text holds besides (English code samples in a Korean manual) follow.
+
+    By documents, not by amount of text (issue 51): one 120 KB Korean file among ten English pages
+    made a fresh table Korean, its English pages cut into n-grams with no stemming, while the same
+    folder indexed a page at a time stayed English."""
+    votes: Counter[str] = Counter()
+    for texts in documents.values():
+        found = detect(texts)
+        if found:
+            votes[found[0]] += 1
+    total = sum(votes.values())
+    ranked = [code for code, count in votes.most_common() if count >= MIN_SHARE * total]
+    others = [code for code in detect(t for texts in documents.values() for t in texts) if code not in ranked]
+    return (ranked + others)[:MAX_LANGUAGES]
 
 
 def _sample(texts: Iterable[str]) -> Iterable[str]:

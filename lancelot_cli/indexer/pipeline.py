@@ -52,6 +52,7 @@ from lancelot_cli.indexer.sources import NothingToIndex, SourceError, nothing_re
 from lancelot_cli.storage import disk
 from lancelot_cli.storage.schema import (
     HASH,
+    PATH,
     TEXT,
     VECTOR,
     is_local,
@@ -194,7 +195,8 @@ def _embedding(job: IndexJob, stored_model: str | None, saved: dict[str, Any]) -
     return Embedding() if no_embed(job.options, saved) else job.embedder(stored_model)
 
 
-LANGUAGE_SAMPLE = 1000  # chunks the documents' languages are read from, spread over them
+LANGUAGE_SAMPLE = 1000  # documents (chunks, for a table of an earlier Lancelot) the languages are read from
+CHUNKS_PER_DOCUMENT = 3
 
 
 def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, report: IndexReport) -> None:
@@ -202,16 +204,24 @@ def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows,
     are built for: as saved with the table, else read off this run's chunks, and for a table of an
     earlier Lancelot off a sample of its rows too. A new table and ``--rebuild`` read them anew;
     other runs keep them, so a few changed files never rebuild the indexes."""
-    from lancelot_cli.indexer.languages import detect
+    from lancelot_cli.indexer.languages import detect, detect_documents
 
     saved = plan.saved.get("languages")
     if isinstance(saved, list) and saved and writer.exists and not job.options.rebuild:
         report.languages = [str(code) for code in saved]
         return
-    texts = [str(row.get(TEXT) or "") for row in rows[:: max(1, len(rows) // LANGUAGE_SAMPLE)]]
-    if writer.exists and not job.options.rebuild:
-        texts += writer.sample_texts(LANGUAGE_SAMPLE)
-    report.languages, report.languages_found = detect(texts), True
+    chunks: dict[str, list[str]] = {}
+    for row in rows:  # each document's first chunks, however long it is: documents vote, not text
+        texts = chunks.setdefault(str(row.get(PATH)), [])
+        if len(texts) < CHUNKS_PER_DOCUMENT:
+            texts.append(str(row.get(TEXT) or ""))
+    paths = list(chunks)[:: max(1, len(chunks) // LANGUAGE_SAMPLE)]
+    documents = {path: chunks[path] for path in paths}
+    if writer.exists and not job.options.rebuild:  # a table of an earlier Lancelot: its text counts too
+        found = detect([t for texts in documents.values() for t in texts] + writer.sample_texts(LANGUAGE_SAMPLE))
+    else:
+        found = detect_documents(documents)
+    report.languages, report.languages_found = found, True
     plan.chosen["languages"] = report.languages
     writer.use_languages(report.languages)
 

@@ -29,7 +29,7 @@ HELP = (
     "Build or update table NAME in database DB from the documents under SRC. DB and "
     "--table default to the stored or environment ones (LANCEDB_PATH, LANCEDB_TABLE). "
     "The only command that writes; the server never does. "
-    f"It reads {READ} files; --ext adds source code."
+    f"It reads {READ} files, and a project's source code (--code); --ext adds other extensions."
 )
 
 

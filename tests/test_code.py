@@ -385,3 +385,31 @@ def test_the_instructions_say_the_table_holds_code_and_decisions(tmp_path: Path)
     (docs_only / "a.md").write_text("# Notes\n\nNothing but prose.\n")
     index_folder(docs_only, str(tmp_path / "db2"))
     assert "also holds" not in instructions(load({"LANCEDB_PATH": str(tmp_path / "db2")}))
+
+
+def test_a_code_hit_reads_as_its_whole_definition_with_the_files_line_numbers(tmp_path: Path) -> None:
+    """Issue 47 #5: `lancedb_document` (and `lancelot show`) with a code hit's id gives the whole
+    definition, each line numbered as in the file, fenced so a terminal draws it as code."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.settings import load
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'm'\n")
+    text = _long_module(8)
+    (root / "handlers.py").write_text(text)
+    db = tmp_path / "db"
+    index_folder(root, str(db), chunk_size=300)
+    engine = Engine(load({"LANCEDB_PATH": str(db)}))
+    hit = engine.search("handler_3", limit=3).hits[0]
+    assert hit.title.startswith("handler_3 (handlers.py:")
+    first, last = hit.metadata["line_start"], hit.metadata["line_end"]
+    shown = engine.document(chunk_id=hit.id, before=0, after=0)
+    assert shown.title == "handlers.py"
+    lines = text.split("\n")
+    body = shown.context.split("```\n", 1)[1].rsplit("\n```", 1)[0]
+    width = len(str(last))
+    expected = [f"{n:>{width}}  {lines[n - 1]}" if lines[n - 1] else f"{n:>{width}}" for n in range(first, last + 1)]
+    assert body.split("\n") == expected
+    assert lines[first - 1].startswith("def handler_3(")

@@ -15,7 +15,7 @@ from lancelot_cli.limits import BUDGET_PARAMETER
 from lancelot_cli.models import Document
 from lancelot_cli.storage.filters import RowFilter, equal_to
 from lancelot_cli.storage.reader import ReadOnlyTable
-from lancelot_cli.storage.schema import CHUNK, ID, PAGE, TITLE
+from lancelot_cli.storage.schema import CHUNK, ID, LINE_START, PAGE, TITLE
 
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
 
@@ -58,7 +58,7 @@ def document(
     of one ``page`` of a PDF, cut to ``budget``."""
     tbl.require_column(text_col, "text")
     source_col = source_column(tbl)
-    columns = [c for c in (ID, source_col, TITLE, CHUNK, PAGE, text_col) if c in tbl.columns]
+    columns = [c for c in (ID, source_col, TITLE, CHUNK, PAGE, text_col, LINE_START, KIND) if c in tbl.columns]
     if chunk_id:
         if ID not in tbl.columns:
             raise ColumnNotFoundError(f"table {tbl.name!r} has no id column; ask by source instead")
@@ -68,6 +68,10 @@ def document(
         source = str(hit[0][source_col])
     rows = document_rows(tbl, source_col, columns, str(source))
     texts = [str(row.get(text_col) or "") for row in rows]
+    if is_code(rows):  # a source file reads as its lines, numbered as in the file (issue 47 #5)
+        # fenced: a terminal draws the lines as they are, not as Markdown paragraphs
+        texts = [f"```\n{numbered(text, row.get(LINE_START))}\n```" for text, row in zip(texts, rows, strict=True)]
+        rows = [{**row, TITLE: source} for row in rows]  # its title is the file, not its first definition
     first, last = 0, len(rows) - 1
     if page is not None:
         first, last = _page_span(rows, page, str(source), tbl.name)
@@ -128,6 +132,24 @@ def _no_chunk(tbl: ReadOnlyTable, source_col: str, chunk_id: str) -> NoReturn:
         f"no chunk #{number} in {source!r} (table {tbl.name!r}): its chunks are {span}, "
         f"so ask for {source}#{numbers[0]} to {source}#{numbers[-1]}"
     )
+
+
+KIND = "kind"  # the column indexer/code.py writes for source files
+CODE_KINDS = frozenset({"code", "test", "migration"})
+
+
+def is_code(rows: list[Row]) -> bool:
+    """Whether the rows are a source file's chunks, each knowing the line it starts on."""
+    return bool(rows) and all(row.get(KIND) in CODE_KINDS and row.get(LINE_START) for row in rows)
+
+
+def numbered(text: str, first: int | None) -> str:
+    """``text`` with each line led by its number in the file (``first`` for the first), as ``cat -n``."""
+    if not first:
+        return text
+    lines = text.split("\n")
+    width = len(str(first + len(lines) - 1))
+    return "\n".join(f"{n:>{width}}  {line}" if line else f"{n:>{width}}" for n, line in enumerate(lines, first))
 
 
 def _header(rows: list[Row], first: int, last: int, source: str | None) -> str:

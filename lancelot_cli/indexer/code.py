@@ -384,6 +384,10 @@ class _Cutter:
         """Lines with no definition to cut at: one chunk, or windows of at most ``max_chars``."""
         from lancelot_cli.indexer.chunking import line_windows
 
+        while first < last and not self.lines[first - 1].strip():  # blank lines around it are no part of it
+            first += 1
+        while last > first and not self.lines[last - 1].strip():
+            last -= 1
         text = self.text(first, last)
         if not text.strip():
             return

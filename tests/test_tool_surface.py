@@ -276,13 +276,15 @@ def test_a_rejected_argument_is_one_line_over_http(sample_db: Path, tmp_path: Pa
 
 @pytest.mark.anyio
 async def test_a_long_query_is_echoed_capped_and_says_so(sample_db: Path) -> None:
-    query = "refund " * 5000  # 35,000 characters
+    query = "refund " * 570  # 3,990 characters: under the 4,000 a query may have (limits.MAX_PHRASING_CHARS)
     search = await _call(sample_db, "lancedb_search", {"query": query, "limit": 1})
     echoed = search.structured_content["query"]
     assert echoed == query[:200] + f"… ({len(query):,} characters)"
     assert len(text_of(search)) < 2500
     context = text_of(await _call(sample_db, "lancedb_query", {"question": query, "contextBudget": 1000}))
     assert context.splitlines()[0] == f"# Context for: {query[:200]}… ({len(query):,} characters)"
+    too_long = await _call(sample_db, "lancedb_search", {"query": "refund " * 5000, "limit": 1})  # 35,000
+    assert too_long.is_error and "over the 4,000" in text_of(too_long) and len(text_of(too_long)) < 600
 
 
 @pytest.mark.anyio

@@ -45,9 +45,17 @@ def search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: p
     folder = plan.model[len(local_embed.PREFIX) :] if plan.model else ""
     if plan.model and not local_embed.maybe_here(plan.model):
         if folder.startswith("/"):  # a folder is never downloaded: the search falls back to text
-            return f"{text} only: the vectors were made with the model in {folder}, which is not there"
-        used += ", downloaded on the first search"
-    elif plan.key is not None:
+            return (
+                f"{text} only: the vectors were made with the model in {folder}, which is not there; "
+                f"put the model back there, or embed again with `lancelot index SRC --embed-model MODEL`"
+            )
+        # not claimed to work: it needs a download, and offline a search falls back to text
+        return (
+            f"{plan.kind} once downloaded: the vectors were made with {model_name(model)} ({column.dimension}-d), "
+            f"which is not on this machine; the first search downloads it (needs the network; "
+            f"until then a search is text only)"
+        )
+    if plan.key is not None:
         used += f", key from {plan.key.source}"
     missing = tbl.missing_vectors(column.name)
     gaps = f"; {missing} row(s) have no vector yet (run `lancelot index SRC --embed`)" if missing else ""

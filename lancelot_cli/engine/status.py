@@ -57,13 +57,11 @@ def status(
                 tables.append(TableStatus(name=name, error=plain(str(exc))))
     except LancelotError as exc:
         error = str(exc)
-    # Local vectors (a table's, or a local EMBEDDING_MODEL) are searched with no key when the extra is there.
-    local = local_embed.is_local(s.embedding_model) or any(local_embed.is_local(t.embedding_model) for t in tables)
     return Status(
         connection=Connection(path=path, ok=error is None, store=store, consistency_seconds=consistency, error=error),
         tables=tuple(tables),
         embeddings=Embeddings(
-            available=key is not None or (local and local_embed.available()),
+            available=_available(s.embedding_model, key, tables),
             key_source=key.source if key else None,
             model=s.embedding_model,
             dimensions=s.embedding_dimensions,
@@ -77,6 +75,26 @@ def status(
             context_budget=s.context_budget,
         ),
     )
+
+
+def _available(model: str, key: FoundKey | None, tables: list[TableStatus]) -> bool:
+    """Whether queries can be embedded here, as far as status knows without loading a model or
+    asking a server: an API ``model`` (EMBEDDING_MODEL) with a key configured (not tried: a search
+    says whether it works), or a local model in use (EMBEDDING_MODEL or a table's) whose weights are
+    on this machine. The extra alone is not enough: a table made by a model that is not here is
+    searched by text, or after a download (issue 45), as its search line says."""
+    local = [m for m in (model, *(t.embedding_model for t in tables)) if local_embed.is_local(m)]
+    configured = key is not None and not local_embed.is_local(model)
+    return configured or (local_embed.available() and any(_here(m) for m in local))
+
+
+def _here(model: str) -> bool:
+    """Whether a local model's weights are on this machine (a folder with model.onnx, or fastembed's
+    cache holding it): a look at the disk, no import of fastembed, no network."""
+    try:
+        return local_embed.maybe_here(model)
+    except (LancelotError, OSError, RuntimeError):  # no name; a folder path that cannot be resolved
+        return False
 
 
 def table_status(tbl: ReadOnlyTable, verbose: bool) -> TableStatus:

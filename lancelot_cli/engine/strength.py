@@ -55,10 +55,13 @@ def by_meaning(terms: float | None, distance: float) -> float:
     return round(max(terms or 0.0, min(close, 1.0)), 2)
 
 
-def no_good_match(hits: Sequence[Hit]) -> bool:
-    """True when there are hits and none has a strength of at least ``MATCH_FLOOR``."""
+def no_good_match(hits: Sequence[Hit], close: float | None = None) -> bool:
+    """True when there are hits and none has a strength of at least ``MATCH_FLOOR``; ``close``: the
+    best of a hybrid search's hits by meaning (``by_meaning``, which a vector search's strengths
+    are already), which is strong at the floor too (issue 45: a first hit found by the vector leg,
+    close to the query yet holding few of its words, was called no good match)."""
     strongest = best(hits)
-    return strongest is not None and strongest < MATCH_FLOOR
+    return strongest is not None and strongest < MATCH_FLOOR and (close is None or close < MATCH_FLOOR)
 
 
 def identifier_found(query: str, words: Sequence[str], hits: Sequence[Hit]) -> bool:
@@ -73,7 +76,7 @@ def identifier_found(query: str, words: Sequence[str], hits: Sequence[Hit]) -> b
 
 def note(hits: Sequence[Hit], by_vector: bool = False) -> str:
     """What the reply's note says when ``no_good_match``: the best strength, and what to do next
-    (``by_vector``: the hits of a vector search, which are not close in meaning either)."""
+    (``by_vector``: the hits of a vector or hybrid search, which are not close in meaning either)."""
     close = " and none is close in meaning" if by_vector else ""
     return (
         f"no good match: no hit holds half of the query's terms{close} (best strength {best(hits) or 0:.2f}); "

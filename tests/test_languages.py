@@ -230,3 +230,22 @@ def test_one_long_korean_file_among_english_pages_leaves_the_table_english(
     assert again.languages[0] == fresh.languages[0] == "en"
     hits = search(monkeypatch, tmp_path / "fresh", "runs")["hits"]
     assert hits and hits[0]["source"].startswith("page")  # stemmed: "runs" finds "Running"
+
+
+def test_a_one_syllable_korean_query_finds_the_chunks_holding_it_and_says_how(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 46 #9: a Korean table's index holds 2-3 character pieces, so "책" (book) matched no
+    term: 0 hits and no note. It is now looked for in the text, with a note that says so."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ko.md").write_text(KO + "\n책 한 권을 읽습니다.\n", encoding="utf-8")
+    (src / "other.md").write_text("# 다른 문서\n\n벡터 검색은 빠릅니다.\n", encoding="utf-8")
+    db = tmp_path / "db"
+    assert index_folder(src, str(db)).languages[0] == "ko"
+    reply = search(monkeypatch, db, "책")
+    assert [h["source"] for h in reply["hits"]] == ["ko.md"]
+    assert "pieces of 2 or more characters" in reply["note"]
+    assert search(monkeypatch, db, "벡터")["hits"]  # a longer word still goes through the index
+    with_phrasings = search(monkeypatch, db, "책", queries=["도서"])
+    assert [h["source"] for h in with_phrasings["hits"]] == ["ko.md"] and not with_phrasings.get("noGoodMatch")

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from lancelot_cli.engine.strength import by_meaning
 from lancelot_cli.models import Hit, TextRanking
 from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, share_of_terms
 from lancelot_cli.storage.facts import TableFacts
@@ -165,10 +166,30 @@ def text_note(ask: Ask) -> str | None:
     return ONLY_STOP_WORDS if only_stop_words(ask.words) else None
 
 
+def shorter_than_grams(ask: Ask) -> int | None:
+    """The index's shortest piece when it is cut into character grams (Korean: 2-3) and every word
+    of the query is shorter (a one-syllable Korean query: the index holds no such term), else None."""
+    options = dict(ask.analysis)
+    if options.get("base_tokenizer") != "ngram" or not ask.words:
+        return None
+    shortest = int(options.get("ngram_min_length") or 1)
+    return shortest if all(len(word) < shortest for word in ask.words) else None
+
+
 def text_ranked(ask: Ask) -> tuple[Ranked, TextRanking, str | None]:
     """The rows of a text search best first with their scores, its ranking ("bm25" or "substring")
-    and a note, if any."""
+    and a note, if any. A query whose words are all shorter than a gram index's pieces is looked
+    for in the text itself (issue 46 #9: a one-syllable Korean query found nothing, with no word)."""
     note = text_note(ask)
+    grams = shorter_than_grams(ask) if ask.text_col in ask.facts.fts_columns else None
+    if grams:
+        rows = ask.tbl.containing_any(ask.words, ask.text_col, ask.columns, ask.row_filter)
+        found = [(r, matched_share(str(r.get(ask.text_col) or ""), ask.words)) for r in rows]
+        short = (
+            f"the index cuts this table's text into pieces of {grams} or more characters, shorter than "
+            f"every query word: hits are the chunks holding it, unranked; a longer word ranks them"
+        )
+        return [(r, share) for r, share in found if share > 0][: ask.depth], "substring", short
     if ask.text_col in ask.facts.fts_columns:
         if note is not None:
             return [], "bm25", note
@@ -189,6 +210,8 @@ def bm25_ids(ask: Ask, limit: int) -> list[int] | None:
     rows. A query with no words to search for ranks nothing."""
     if text_note(ask) is not None:
         return []
+    if shorter_than_grams(ask):
+        return None  # looked for in the text: text_ranked
     asked = ask.query if '"' in ask.query else " ".join(ask.words)
     tokens = identifier_tokens(ask.query)
     if not tokens or len(tokens) * 2 < len(ask.words):
@@ -250,10 +273,13 @@ def capped(rows: Sequence[Row], ask: Ask) -> list[Row]:
     return per_document(rows, lambda row: source_of(row, ask.facts.source_columns), ask.per_document, ask.limit)
 
 
-def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
+def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> tuple[list[Hit], float | None]:
     """Reciprocal rank fusion of the BM25 and the vector ranking: score = sum of 1/(RRF_K + rank).
 
     Each hit says where it stood in each ranking (``ranks``), so the fused score can be explained.
+    Also the strongest of the hits' strengths by meaning (``strength.by_meaning``, None when the
+    vector leg found none of them): a hit found by meaning holds few of the query's words, and the
+    share of terms alone called a right first hit "no good match" (issue 45).
     """
     best = per_document(
         supporting_later(fused_ranked(ask, vector, vector_col), lambda e: e[0]),
@@ -261,7 +287,18 @@ def fused(ask: Ask, vector: Sequence[float], vector_col: str) -> list[Hit]:
         ask.per_document,
         ask.limit,
     )
-    return [hit(row, ask, score, ranks) for row, score, ranks in best]
+    hits = [hit(row, ask, score, ranks) for row, score, ranks in best]
+    distances = [_distance(row) for row, _, _ in best]
+    close = [by_meaning(found.strength, d) for found, d in zip(hits, distances, strict=True) if d is not None]
+    return hits, max(close, default=None)
+
+
+def _distance(row: Row) -> float | None:
+    """The row's distance from the query vector, when the vector leg found it."""
+    value = row.get("_distance")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def fused_ranked(ask: Ask, vector: Sequence[float], vector_col: str) -> list[tuple[Row, float, dict[str, int]]]:
@@ -278,6 +315,8 @@ def fused_ranked(ask: Ask, vector: Sequence[float], vector_col: str) -> list[tup
     for name, rows in lists.items():
         for rank, row in enumerate(rows, start=1):
             entry = entries.setdefault(key(row), {"row": row, "score": 0.0, "ranks": {}})
+            if name == "vector" and entry["row"] is not row and "_distance" in row:
+                entry["row"] = {**entry["row"], "_distance": row["_distance"]}  # how close: its strength
             entry["score"] += 1.0 / (RRF_K + rank)
             entry["ranks"][name] = rank
     return [(e["row"], e["score"], e["ranks"]) for e in sorted(entries.values(), key=lambda e: -e["score"])]

@@ -57,10 +57,11 @@ def run(
         return _run_phrasings(ask, said, asked, plan, embedding)
     if text_only(asked, plan, ask):
         plan = Plan("text", None)
-    hits, search_type, ranking_name, note = _searched(ask, asked, plan, embedding)
-    weak = strength.no_good_match(hits) and not strength.identifier_found(request.query, ask.words, hits)
+    hits, search_type, ranking_name, note, close = _searched(ask, asked, plan, embedding)
+    weak = strength.no_good_match(hits, close) and not strength.identifier_found(request.query, ask.words, hits)
     if weak:
-        note = "; ".join(part for part in (note, strength.note(hits, search_type == "vector")) if part)
+        by_vector = search_type != "text"
+        note = "; ".join(part for part in (note, strength.note(hits, by_vector)) if part)
     folders = described(facts.descriptions, hits)
     return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
 
@@ -90,16 +91,18 @@ def _ask(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, limit: int) 
 
 def _searched(
     ask: ranking.Ask, asked: SearchType, plan: Plan, embedding: Embedding
-) -> tuple[list[Hit], SearchKind, Ranking, str | None]:
-    """The hits of ``plan``, with the kind and ranking that made them and a note; a vector or hybrid
-    search that fails (or, under auto, finds nothing) falls back to text search, the note says why."""
+) -> tuple[list[Hit], SearchKind, Ranking, str | None, float | None]:
+    """The hits of ``plan``, with the kind and ranking that made them, a note and, for a hybrid
+    search, its hits' best strength by meaning (``ranking.fused``); a vector or hybrid search that
+    fails (or, under auto, finds nothing) falls back to text search, the note says why."""
     hits: list[Hit] = []
+    close: float | None = None
     note = plan.note
     search_type: SearchKind | None = None
     ranking_name: Ranking | None = None
     if plan.kind in ("vector", "hybrid"):
         try:
-            hits, ranking_name = _vector_hits(ask, plan, embedding)
+            hits, ranking_name, close = _vector_hits(ask, plan, embedding)
         except (EmbeddingError, VectorMismatchError) as exc:
             if isinstance(exc, VectorMismatchError) and asked != "auto":
                 raise
@@ -113,10 +116,10 @@ def _searched(
                 search_type = plan.kind
     if plan.kind == "text":
         hits, ranking_name, text_note = ranking.text_hits(ask)
-        search_type = "text"
+        search_type, close = "text", None
         note = "; ".join(part for part in (note, text_note) if part) or None
     assert search_type is not None and ranking_name is not None
-    return hits, search_type, ranking_name, note
+    return hits, search_type, ranking_name, note, close
 
 
 def _run_phrasings(
@@ -226,7 +229,15 @@ def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
     row = entry.row
     text = str(row.get(asks[0].text_col) or "")
     seen = text_terms(" ".join((text, str(row.get(TITLE) or ""), str(row.get(HEADING) or ""))), asks[0].analysis)
-    shares = [len(a.terms & seen) / len(a.terms) if a.terms else 0.0 for a in asks]
+    # a phrasing with no index terms (a word shorter than a gram index's pieces) counts its words as written
+    shares = [
+        len(a.terms & seen) / len(a.terms)
+        if a.terms
+        else matched_share(text, a.words)
+        if ranking.shorter_than_grams(a)
+        else 0.0
+        for a in asks
+    ]
     best = max(range(len(asks)), key=lambda n: (shares[n], -n))
     hit = ranking.hit(row, asks[best], entry.score, strength=round(shares[best], 2))
     matched = max(matched_share(text, a.words) for a in asks)
@@ -242,14 +253,15 @@ def described(descriptions: Mapping[str, str], hits: list[Hit]) -> dict[str, str
     return {key: descriptions[key] for key in sorted(keys, key=lambda k: (k != "/", k))}
 
 
-def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], Ranking]:
+def _vector_hits(ask: ranking.Ask, plan: Plan, embedding: Embedding) -> tuple[list[Hit], Ranking, float | None]:
     assert plan.column is not None and (plan.key is not None or plan.model is not None)
     if not ask.query.strip():
-        return [], "distance" if plan.kind == "vector" else "rrf"
+        return [], "distance" if plan.kind == "vector" else "rrf", None
     vector = embed([ask.query], plan, embedding)[0]
     if plan.kind == "hybrid":
-        return ranking.fused(ask, vector, plan.column.name), "rrf"
+        hits, close = ranking.fused(ask, vector, plan.column.name)
+        return hits, "rrf", close
     rows = ask.tbl.nearest(vector, plan.column.name, ask.depth, ask.columns, ask.row_filter)
     hits = [ranking.hit(r, ask, r.get("_distance", 0.0)) for r in ranking.capped(rows, ask)]
     # found by meaning: strong when close, whatever words it holds (engine/strength.py)
-    return [replace(h, strength=strength.by_meaning(h.strength, h.score)) for h in hits], "distance"
+    return [replace(h, strength=strength.by_meaning(h.strength, h.score)) for h in hits], "distance", None

@@ -28,6 +28,8 @@ from tests.support.calls import text_of
 from tests.support.servers import free_port
 
 COMMANDS = ("serve", "index", "init", "status", "search", "query", "show", "version")
+# How `lancelot --help` lists them: `init` first, a newcomer's first command (issue 45 item 10).
+HELP_ORDER = ("init", "index", "search", "query", "show", "status", "serve", "ls", "version", "bench")
 HEAVY = ("lancedb", "mcp", "openai", "trafilatura", "questionary", "pyarrow", "keyring")
 # Not heavy, but for help and completion each costs more than the rest of the run (help is drawn by
 # cli/helpfmt.py without rich; cli/app.py keeps typer from building pydantic validators it does not use).
@@ -490,6 +492,14 @@ def test_console_script_help_lists_the_commands() -> None:
     assert proc.returncode == 0, proc.stderr
     for command in COMMANDS:
         assert re.search(rf"\b{command}\b", proc.stdout), command
+
+
+def test_help_lists_init_first_then_the_everyday_commands() -> None:
+    result = CliRunner().invoke(app, ["--help"], prog_name="lancelot", terminal_width=80)
+    assert result.exit_code == 0, result.output
+    box = result.output[result.output.index("Commands") :]
+    listed = re.findall(r"^│ (\w+) ", box, re.M)
+    assert tuple(listed) == HELP_ORDER
 
 
 @pytest.mark.slow

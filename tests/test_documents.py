@@ -269,6 +269,64 @@ def test_a_book_is_read_in_spine_order_with_titles_from_its_contents(tmp_path: P
     assert rows[2]["text"] == "# Harbour\n\nBoats rocked in the harbour."
 
 
+def entities_epub(*, epub3: bool) -> bytes:
+    """A one-chapter book whose contents (with the DOCTYPE EPUB tools write, whose DTD is not loaded)
+    and chapter say "<", "é" and a no-break space by entities, and "&lt;" by "&amp;lt;"."""
+    import io
+    import zipfile
+
+    from tests.support.document_files import CONTAINER
+
+    said = "Caf&eacute;&nbsp;&lt;T&gt; &amp;lt;"
+    if epub3:
+        toc = ("nav", "nav.xhtml", "application/xhtml+xml", ' properties="nav"')
+        doc = (
+            '<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" '
+            '"http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd"><html xmlns="http://www.w3.org/1999/xhtml" '
+            'xmlns:epub="http://www.idpf.org/2007/ops"><body><nav epub:type="toc"><ol><li>'
+            f'<a href="c.xhtml"><span>{said}</span></a></li></ol></nav></body></html>'
+        )
+    else:
+        toc = ("ncx", "toc.ncx", "application/x-dtbncx+xml", "")
+        doc = (
+            '<?xml version="1.0"?><!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
+            '"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd"><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" '
+            f'version="2005-1"><navMap><navPoint id="p"><navLabel><text>{said}</text></navLabel>'
+            '<content src="c.xhtml"/></navPoint></navMap></ncx>'
+        )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as book:
+        book.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        book.writestr("META-INF/container.xml", CONTAINER)
+        book.writestr(
+            "OEBPS/content.opf",
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Less &lt; More &amp;lt;</dc:title>'
+            f'</metadata><manifest><item id="{toc[0]}" href="{toc[1]}" media-type="{toc[2]}"{toc[3]}/>'
+            '<item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            f'<spine toc="{toc[0]}"><itemref idref="c"/></spine></package>',
+        )
+        book.writestr(f"OEBPS/{toc[1]}", doc)
+        book.writestr(
+            "OEBPS/c.xhtml",
+            '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><body>'
+            "<p>if a &lt; b, the vector&lt;int&gt; holds &amp;lt; as text</p>"
+            "<pre>x &lt; y &amp;amp;</pre></body></html>",
+        )
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("epub3", [True, False], ids=["epub3-nav", "epub2-ncx"])
+def test_a_books_entities_are_decoded_once(tmp_path: Path, epub3: bool) -> None:
+    """Issue 45 item 10: entities of a book's contents were left escaped ("Caf&eacute;") or dropped;
+    each is decoded once, so "&amp;lt;" is the text "&lt;"."""
+    rows = rows_of(put(tmp_path, "book.epub", entities_epub(epub3=epub3)), "book.epub")
+    assert rows[0]["title"] == "Less < More &lt;"
+    assert rows[0]["text"] == (
+        "# Café <T> &lt;\n\nif a < b, the vector<int> holds &lt; as text\n\n```\nx < y &amp;\n```"
+    )
+
+
 def test_a_damaged_deck_or_book_is_skipped_with_a_reason(tmp_path: Path) -> None:
     import zipfile
 

@@ -81,6 +81,30 @@ def test_page_documents_every_argument_and_option(page: str, command: Any, ctx: 
             assert f"\\fB{name}\\fR" in source and f"lancelot\\-{name}\\fR(1)" in source, name
 
 
+@pytest.mark.parametrize(("page", "command", "ctx"), commands(), ids=[p for p, _, _ in commands()])
+def test_page_has_examples_with_the_commands_own_options(page: str, command: Any, ctx: Any) -> None:
+    """Issue 45 item 10: no man page had an EXAMPLES section."""
+    from tools.manpage import EXAMPLES
+
+    source = (MAN / page).read_text(encoding="utf-8")
+    assert ".SH EXAMPLES" in source
+    section = source.split(".SH EXAMPLES", 1)[1].split("\n.SH ", 1)[0]
+    shown = [line for line in section.splitlines() if line.startswith("lancelot")]
+    assert shown, page
+    name = command.name if page != "lancelot.1" else "lancelot"
+    root = typer.main.get_command(app)
+    root_options = {opt for p in root.get_params(ctx.find_root()) for opt in p.opts}
+    options = {opt for p in command.get_params(ctx) for opt in (*p.opts, *p.secondary_opts)} | root_options
+    for _, lines in EXAMPLES[name]:
+        for line in lines.splitlines():
+            assert line.split()[:2] == ["lancelot", name] or name == "lancelot", line
+            for word in line.split():
+                if word.startswith("-"):
+                    assert word in options, (page, word)
+            # Shown as typed: every hyphen a minus sign, nothing else changed.
+            assert line.replace("-", "\\-") in shown, line
+
+
 def validators() -> list[list[str]]:
     tools = []
     if shutil.which("groff"):

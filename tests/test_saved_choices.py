@@ -75,6 +75,24 @@ def test_no_embed_is_remembered_and_the_note_is_said_no_more(tmp_path: Path, mon
     assert json.loads(changed.stdout)["added"] == 1
 
 
+def test_the_vectors_note_is_said_when_the_table_is_written_not_on_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45 item 10: a plain re-run that changed nothing printed the same three-line note again."""
+    src, db = tmp_path / "src", tmp_path / "db"
+    src.mkdir()
+    (src / "a.md").write_text("# Kayaks\n\nThe kayak needs a new seat.\n", encoding="utf-8")
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "empty-cache"))  # no local model here
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    made = index(src, db)
+    assert NOTE in made.stderr
+    unchanged = index(src, db)
+    assert NOTE not in unchanged.stderr, unchanged.stderr
+    assert json.loads(unchanged.stdout)["vectorsHint"] == json.loads(made.stdout)["vectorsHint"]  # kept for scripts
+    (src / "b.md").write_text("# Seats\n\nSeats come in two sizes.\n", encoding="utf-8")
+    assert NOTE in index(src, db).stderr  # the table changed: said again
+
+
 @pytest.mark.slow
 def test_a_saved_no_embed_holds_until_embed_is_asked_for(tmp_path: Path) -> None:
     """With a local model on the machine a plain run would embed; after --no-embed it does not,

@@ -12,6 +12,62 @@ import re
 from lancelot_cli.cli.reference import CommandDoc, ParamDoc, paragraphs
 
 GENERATED = '.\\" Generated from the Typer app by `python -m tools.generate`; do not edit.'
+
+# Command (the root's name for the root) -> (what it does, its command lines), shown under EXAMPLES.
+# tests/test_manpages.py checks that every page has some and that each option named is the command's.
+EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "lancelot": (
+        (
+            "Set up once, index a folder, then search it:",
+            'lancelot init\nlancelot index ~/notes\nlancelot search "refund policy"',
+        ),
+    ),
+    "init": (
+        ("Set up interactively (database folder, API key, MCP clients):", "lancelot init"),
+        ("Show what is set up, and where each setting comes from:", "lancelot init --show"),
+        ("Set up without questions and without an API key:", "lancelot init --db ~/lancelot-db --no-api-key --yes"),
+    ),
+    "index": (
+        ("Index a folder into the stored database:", "lancelot index ~/notes"),
+        ("Index into a named table of ./db, text search only:", "lancelot index ./docs ./db --table docs --no-embed"),
+        ("Keep the table up to date while you edit:", "lancelot index ~/notes --watch"),
+        ("Index source code too, leaving out a folder:", "lancelot index . --ext py,sql --exclude 'build/'"),
+    ),
+    "search": (
+        ("Search the documents:", 'lancelot search "refund policy"'),
+        ("Three hits, as JSON Lines for a pipeline:", 'lancelot search "refund policy" --limit 3 --jsonl'),
+        ("Only under a folder, text search only:", 'lancelot search "warranty" --path-prefix policies/ --type text'),
+    ),
+    "query": (
+        ("The context block for a question:", 'lancelot query "how do refunds work?"'),
+        ("A smaller block:", 'lancelot query "how do refunds work?" --budget 700'),
+    ),
+    "show": (
+        ("Print one indexed document:", "lancelot show policies/warranty.md"),
+        ("The chunks around chunk 3 of it:", "lancelot show 'policies/warranty.md#3' --before 1 --after 1"),
+        ("Page 2 of a PDF:", "lancelot show manual.pdf --page 2"),
+    ),
+    "status": (
+        ("The database, its tables and every setting:", "lancelot status"),
+        ("The same as JSON:", "lancelot status --json"),
+    ),
+    "serve": (
+        ("The MCP server on stdio (what an MCP client starts):", "lancelot serve"),
+        ("On Streamable HTTP at http://127.0.0.1:8080/mcp:", "lancelot serve --http 8080"),
+    ),
+    "ls": (
+        ("Every indexed document:", "lancelot ls"),
+        ("Those under policies/:", "lancelot ls policies/"),
+    ),
+    "version": (
+        ("The version and the MCP revisions it speaks:", "lancelot version"),
+        ("With the features, as JSON:", "lancelot version --json"),
+    ),
+    "bench": (
+        ("Score search on your questions:", "lancelot bench questions.jsonl"),
+        ("The figures and every miss, as JSON:", "lancelot bench questions.jsonl --json"),
+    ),
+}
 _OPTION_TOKEN = re.compile(r"(?<![\w/.=-])--?[a-zA-Z][\w-]*")
 
 
@@ -65,6 +121,22 @@ def _param(param: ParamDoc) -> list[str]:
     return lines
 
 
+def _examples(examples: tuple[tuple[str, str], ...]) -> list[str]:
+    """An EXAMPLES section: each command line kept as typed (no filling), under what it does."""
+    if not examples:
+        return []
+    lines = [".SH EXAMPLES"]
+    for what, commands in examples:
+        lines.extend([".PP", _line(what), ".RS 4", ".nf", *map(_literal_line, commands.splitlines()), ".fi", ".RE"])
+    return lines
+
+
+def _literal_line(text: str) -> str:
+    """A line shown as typed: backslashes and every hyphen escaped, a leading "." or "'" guarded."""
+    text = _literal(text)
+    return "\\&" + text if text[:1] in (".", "'") else text
+
+
 def render(doc: CommandDoc, root: CommandDoc, version: str, commands: list[CommandDoc]) -> str:
     """The roff source of the page for ``doc``; ``root`` gives the exit status and the page list."""
     name = page_name(doc)
@@ -108,6 +180,7 @@ def render(doc: CommandDoc, root: CommandDoc, version: str, commands: list[Comma
     if doc.epilog.strip() and doc is not root:
         lines.append(".SH NOTES")
         lines.extend(_block(doc.epilog))
+    lines.extend(_examples(EXAMPLES.get(doc.name, ())))
     if root.epilog.strip():
         lines.append(".SH EXIT STATUS")
         lines.extend(_block(re.sub(r"^\s*Exit status:\s*", "", root.epilog)))

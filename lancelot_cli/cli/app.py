@@ -326,15 +326,17 @@ def _register() -> None:
     def command(name: str, help: str, function: Any, epilog: str | None = None) -> None:  # noqa: A002
         app.command(name, help=help, epilog=epilog, cls=LancelotCommand)(function)
 
-    command("serve", serve.HELP, serve.serve)
+    # The order `lancelot --help` lists them in: a newcomer's first command first (issue 45 item 10),
+    # then the everyday ones.
+    command("init", init.HELP, init.init)
     command("index", index.HELP, index.index)
-    command("status", read.STATUS_HELP, read.status, read.STATUS_EPILOG)
     command("search", search.SEARCH_HELP, search.search, search.SEARCH_EPILOG)
     command("query", read.QUERY_HELP, read.query)
     command("show", read.SHOW_HELP, read.show)
+    command("status", read.STATUS_HELP, read.status, read.STATUS_EPILOG)
+    command("serve", serve.HELP, serve.serve)
     command("ls", read.LS_HELP, read.ls)
     command("version", read.VERSION_HELP, read.version)
-    command("init", init.HELP, init.init)
     command("bench", bench.HELP, bench.bench)
 
 

@@ -129,7 +129,9 @@ def index_summary(report: dict[str, Any]) -> None:
         err.print(
             f"[yellow]note:[/] {report['withoutVectors']} chunk(s) have no vector yet; run with --embed to add them"
         )
-    elif report.get("vectorsHint"):
+    elif report.get("vectorsHint") and report["committed"]:
+        # Said when the run wrote the table (made or changed it), not on every re-run that changed
+        # nothing: three lines repeated on each run were noise (issue 45 item 10); --json keeps it.
         err.print(f"[yellow]note:[/] {escape(report['vectorsHint'])}")
     if report.get("chunkSizeNote"):
         err.print(f"[yellow]note:[/] {escape(report['chunkSizeNote'])}")

@@ -12,6 +12,7 @@ that is missing or cannot be read is left out with a note; the others are indexe
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from typing import Any
@@ -49,7 +50,8 @@ def read_epub(raw: bytes) -> tuple[str | None, list[str], list[str]]:
         }
         titles = _toc_titles(book, opf, items, folder)
         chapters, notes = _chapters(book, _spine(opf, items, folder), titles)
-        title = opf.xpath("string(opf:metadata/dc:title)", namespaces=NS).strip() or None
+        found = opf.find("opf:metadata/dc:title", NS)
+        title = (_text(found) if found is not None else "") or None
     return title, [chapter for chapter in chapters if chapter.strip()], notes
 
 
@@ -113,18 +115,38 @@ def _toc_titles(book: Any, opf: Any, items: dict[str, Any], folder: str) -> dict
             "//x:nav//x:a[@href]", namespaces=NS
         )
         for link in links:
-            found.setdefault(
-                _member(posixpath.dirname(name), link.get("href")), " ".join("".join(link.itertext()).split())
-            )
+            found.setdefault(_member(posixpath.dirname(name), link.get("href")), _text(link))
     ncx = items.get(opf.xpath("string(opf:spine/@toc)", namespaces=NS))
     if not found and ncx is not None:
         name = _member(folder, ncx.get("href"))
         for point in read_xml(book, name).iterfind(".//ncx:navPoint", NS):
-            label = point.xpath("string(ncx:navLabel/ncx:text)", namespaces=NS)
+            label = point.find("ncx:navLabel/ncx:text", NS)
             src = point.xpath("string(ncx:content/@src)", namespaces=NS)
-            if src and label.strip():
-                found.setdefault(_member(posixpath.dirname(name), src), " ".join(label.split()))
+            if src and label is not None and _text(label):
+                found.setdefault(_member(posixpath.dirname(name), src), _text(label))
     return {member: title for member, title in found.items() if title}
+
+
+def _text(element: Any) -> str:
+    """An element's text on one line, each entity decoded once. The parser loads no DTD, so a named
+    entity the package's DTD would define (``&nbsp;``, ``&eacute;``: a navigation document or
+    toc.ncx with an XHTML or NCX DOCTYPE) stays a reference node, which ``itertext`` gave as
+    "&eacute;" and ``string()`` left out; ``&lt;`` and ``&amp;lt;`` are the parser's, decoded once
+    already (issue 45 item 10)."""
+    return " ".join(_joined(element).split())
+
+
+def _joined(element: Any) -> str:
+    from lxml import etree
+
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child, etree._Entity):
+            parts.append(html.unescape(child.text or ""))  # "&eacute;" -> "é"; an unknown name stays
+        elif isinstance(child.tag, str):
+            parts.append(_joined(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _headed(text: str, title: str | None) -> str:

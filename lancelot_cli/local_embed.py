@@ -48,8 +48,18 @@ BATCH = 1
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 
+INSTALLED = "the local extra is installed here; only the model is needed (docs/troubleshooting.md)"
+
+
 def install() -> str:
-    """The command that adds the local extra to the copy that is running (install_hint.py)."""
+    """The command that adds the local extra to the copy that is running (install_hint.py); when the
+    extra (fastembed) is installed already, ``INSTALLED``: what is missing then is the model."""
+    if available():
+        return INSTALLED
+    return _install_command()
+
+
+def _install_command() -> str:
     from lancelot_cli.install_hint import install_command
 
     return install_command("local")
@@ -267,7 +277,7 @@ def _fastembed() -> Any:
     try:
         import fastembed
     except ImportError:
-        raise EmbeddingError(f"local embeddings need the local extra: {install()}") from None
+        raise EmbeddingError(f"local embeddings need the local extra: {_install_command()}") from None
     return fastembed
 
 

@@ -35,9 +35,16 @@ OPENAI = "openai"  # typed at the base URL question: back to OpenAI's own endpoi
 # can be made on this machine instead (docs/design.md#issue-17).
 LOCAL_HINT = (
     "No key: text search works now. For vector and hybrid search with no key, make the vectors on "
-    "this machine: {install}, then lancelot index ./docs --embed-model "
+    "this machine: {install}lancelot index ./docs --embed-model "
     "local:all-MiniLM-L6-v2 (downloaded once) or --embed-model local:/path/to/onnx-model-folder."
 )
+
+
+def local_hint() -> str:
+    """LOCAL_HINT, with the install command only when the local extra (fastembed) is missing."""
+    from lancelot_cli import local_embed
+
+    return LOCAL_HINT.format(install="" if local_embed.available() else f"{install_command('local')}, then ")
 
 
 def check_key(api_key: str, base_url: str | None, model: str) -> int:
@@ -155,7 +162,7 @@ class KeyQuestions:
             key = self._ask_key_value()
             action = "store" if key else "none"
         if action == "none":
-            say(LOCAL_HINT.format(install=install_command("local")))
+            say(local_hint())
             return "none", None
         changed = False
         if (

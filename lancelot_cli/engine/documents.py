@@ -15,7 +15,7 @@ from lancelot_cli.limits import BUDGET_PARAMETER
 from lancelot_cli.models import Document
 from lancelot_cli.storage.filters import RowFilter, equal_to
 from lancelot_cli.storage.reader import ReadOnlyTable
-from lancelot_cli.storage.schema import CHUNK, ID, LINE_START, PAGE, TITLE
+from lancelot_cli.storage.schema import CHUNK, CODE_KINDS, ID, KIND, LINE_START, PAGE, TITLE
 
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)
 
@@ -132,10 +132,6 @@ def _no_chunk(tbl: ReadOnlyTable, source_col: str, chunk_id: str) -> NoReturn:
         f"no chunk #{number} in {source!r} (table {tbl.name!r}): its chunks are {span}, "
         f"so ask for {source}#{numbers[0]} to {source}#{numbers[-1]}"
     )
-
-
-KIND = "kind"  # the column indexer/code.py writes for source files
-CODE_KINDS = frozenset({"code", "test", "migration"})
 
 
 def is_code(rows: list[Row]) -> bool:

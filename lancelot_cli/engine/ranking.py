@@ -16,7 +16,7 @@ from lancelot_cli.models import Hit, TextRanking
 from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, share_of_terms
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
-from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, PATH, TITLE
+from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, KIND, PATH, TITLE
 from lancelot_cli.textmatch import identifier_tokens, matched_share, only_stop_words, snippet
 
 # Tuned on the BEIR SciFact train split (tests/benchmarks/quality.py): K=10 and 100 candidates per
@@ -96,7 +96,7 @@ SUPPORTING_SHIFT = 5
 
 def supporting_later(items: Sequence[T], row_of: Callable[[T], Row]) -> list[T]:
     """``items`` with each test or migration chunk ``SUPPORTING_SHIFT`` places further down (stable)."""
-    marked = [row_of(item).get("kind") in SUPPORTING for item in items]
+    marked = [row_of(item).get(KIND) in SUPPORTING for item in items]
     if not any(marked):
         return list(items)
     order = sorted(range(len(items)), key=lambda n: n + SUPPORTING_SHIFT + 0.5 if marked[n] else n)

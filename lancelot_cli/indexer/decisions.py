@@ -21,6 +21,8 @@ import datetime as dt
 import re
 from pathlib import PurePosixPath
 
+from lancelot_cli.storage.schema import KIND
+
 _FOLDERS = frozenset(
     {
         "adr",
@@ -72,7 +74,7 @@ def decision_meta(rel_path: str, title: str | None, text: str) -> dict[str, str]
         record = has_status and bool(found.headings & _CONTEXT) and bool(found.headings & _DECISION)
     if not record:
         return {}
-    meta = {"kind": "adr"}
+    meta = {KIND: "adr"}
     status = _status_word(found.status or "")
     if status:
         meta["status"] = status

@@ -7,6 +7,7 @@ import hashlib
 from typing import Any
 
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_lines, chunk_text, heading_paths, line_windows
+from lancelot_cli.indexer.scanning import suffix_of
 from lancelot_cli.indexer.sources import Document
 from lancelot_cli.storage.schema import (
     CHUNK,
@@ -87,8 +88,7 @@ def _code_pieces(doc: Document, max_chars: int) -> list[Piece]:
     titled with the qualified name and lines; else windows of lines."""
     from lancelot_cli.indexer.code import code_chunks
 
-    suffix = doc.path[doc.path.rfind(".") :].lower() if "." in doc.path.rsplit("/", 1)[-1] else ""
-    chunks = code_chunks(doc.text, suffix, max_chars)
+    chunks = code_chunks(doc.text, suffix_of(doc.path), max_chars)
     if chunks is None:
         return [
             (f"{doc.path}:{first}-{last}", text, None, first, last, None)

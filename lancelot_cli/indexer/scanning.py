@@ -252,8 +252,7 @@ class _Walk:
         if not _utf8(name):  # a name from an old archive or a Samba share: a table holds UTF-8 only
             self.result.skipped.append((printable(f"{here}/{name}" if here else name), BAD_NAME))
             return
-        dot = name.rfind(".")  # Path.suffix: "notes." and ".rc" have none
-        suffix = name[dot:].lower() if 0 < dot < len(name) - 1 else ""
+        suffix = suffix_of(name)
         if suffix not in self.wanted:
             self.result.other[suffix or "(no extension)"] += 1
             return
@@ -304,7 +303,7 @@ class _Walk:
         ignored = git_ignored(self.root, self.found)
         result.paths = sorted(p for p in self.found if p not in ignored)
         result.ignored = len(self.found) - len(result.paths)
-        result.code_files = sum(1 for p in result.paths if _suffix(p) in CODE_SUFFIXES - EXTENSIONS - self.extra)
+        result.code_files = sum(1 for p in result.paths if suffix_of(p) in CODE_SUFFIXES - EXTENSIONS - self.extra)
         if ignored:
             result.stats = {p: result.stats[p] for p in result.paths}
         result.skipped.sort()
@@ -328,7 +327,9 @@ def printable(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _suffix(rel: str) -> str:
+def suffix_of(rel: str) -> str:
+    """A file's extension, lower case, as the walk reads it (``Path.suffix``'s rule: "notes." and
+    ".rc" have none)."""
     name = rel.rsplit("/", 1)[-1]
     dot = name.rfind(".")
     return name[dot:].lower() if 0 < dot < len(name) - 1 else ""

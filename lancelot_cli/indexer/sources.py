@@ -27,6 +27,7 @@ from lancelot_cli.indexer.scanning import ASCIIDOC, HTML, MARKDOWN, OUTSIDE_LINK
 from lancelot_cli.indexer.scanning import scan as scan  # (re-exported: where callers have long found them)
 from lancelot_cli.indexer.scanning import walk as walk
 from lancelot_cli.indexer.titles import bounded, clean_title, markdown_title
+from lancelot_cli.storage.schema import KIND
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are skipped (a log, a dump): --max-file-size to change
 
@@ -202,7 +203,7 @@ def read_document(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> Docu
         from lancelot_cli.indexer.code import code_role
 
         kind, title = "code", rel
-        meta = {"kind": code_role(rel)}  # a column: `--filter kind=code` leaves tests and migrations out
+        meta = {KIND: code_role(rel)}  # a column: `--filter kind=code` leaves tests and migrations out
     if not text.strip():
         raise SourceError("no text found")
     title = bounded(title or path.name)  # it goes on every row

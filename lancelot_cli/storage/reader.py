@@ -279,7 +279,7 @@ def quick_contents(uri: str, table: str) -> dict[str, int]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): int(v) for k, v in data.items() if str(v).isdigit()}
+    return {str(k): v for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def quick_languages(uri: str, table: str) -> list[str]:

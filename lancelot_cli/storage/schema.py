@@ -17,6 +17,10 @@ FILE_STATE = (FILE_SIZE, FILE_MTIME, FILE_HASH)
 # Where a chunk sits: its heading path ("Doc > Section") and, for source code, its lines.
 HEADING, LINE_START, LINE_END = "heading", "line_start", "line_end"
 PAGE = "page"  # a PDF's page number (from 1) the chunk is on; null for other documents
+# What a document is to its project, a column like front matter's (issue 47): a source file's role
+# (indexer/code.py ``code_role``), or "adr" for a decision record (indexer/decisions.py).
+KIND = "kind"
+CODE_KINDS = frozenset({"code", "test", "migration"})
 COLUMNS = (ID, PATH, TITLE, CHUNK, TEXT, HASH, *FILE_STATE, HEADING, LINE_START, LINE_END, PAGE)
 # Columns newer than the first tables: added to an existing table when missing.
 ADDED_LATER = (*FILE_STATE, HEADING, LINE_START, LINE_END, PAGE)

@@ -14,7 +14,15 @@ import os
 import uuid
 from typing import Any
 
-from lancelot_cli.storage.schema import OPTIONS_TAG, PATH, contents_path, describe_path, languages_path
+from lancelot_cli.storage.schema import (
+    CODE_KINDS,
+    KIND,
+    OPTIONS_TAG,
+    PATH,
+    contents_path,
+    describe_path,
+    languages_path,
+)
 from lancelot_cli.storage.write_guard import guard
 
 
@@ -58,22 +66,22 @@ class TableNotes:
         """Keep beside the table how many of its documents are of each ``CONTENT_KINDS`` kind (the
         ``kind`` column: indexer/code.py, indexer/decisions.py), or remove the copy when none is."""
         counts: dict[str, int] = {}
-        if self._tbl is not None and "kind" in self._tbl.schema.names:
-            where = "kind IN (" + ", ".join(f"'{kind}'" for kind in CONTENT_KINDS) + ")"
+        if self._tbl is not None and KIND in self._tbl.schema.names:
+            where = f"{KIND} IN (" + ", ".join(f"'{kind}'" for kind in CONTENT_KINDS) + ")"
             with guard("read", self.db_uri, self.name):
                 rows = self._tbl.count_rows(where)
-                found = self._tbl.search().where(where).select([PATH, "kind"]).limit(max(rows, 1)).to_arrow()
-            documents = set(zip(found.column(PATH).to_pylist(), found.column("kind").to_pylist(), strict=True))
+                found = self._tbl.search().where(where).select([PATH, KIND]).limit(max(rows, 1)).to_arrow()
+            documents = set(zip(found.column(PATH).to_pylist(), found.column(KIND).to_pylist(), strict=True))
             for _, kind in documents:
                 counts[kind] = counts.get(kind, 0) + 1
-        _save_beside(contents_path(self.db_uri, self.name), {k: str(v) for k, v in sorted(counts.items())})
+        _save_beside(contents_path(self.db_uri, self.name), dict(sorted(counts.items())))
 
 
 # The kinds of document the server's instructions count (the `kind` column's values).
-CONTENT_KINDS = ("code", "test", "migration", "adr")
+CONTENT_KINDS = (*sorted(CODE_KINDS), "adr")
 
 
-def _save_beside(path: str | None, data: dict[str, str] | list[str]) -> None:
+def _save_beside(path: str | None, data: dict[str, str] | dict[str, int] | list[str]) -> None:
     """``data`` as JSON at ``path`` (a local table's neighbour), written whole (temporary file, then
     rename), or the file removed when there is nothing to keep; nothing for an object store."""
     if path is None:

@@ -182,6 +182,17 @@ def test_a_long_file_is_one_chunk_per_definition_with_exact_lines() -> None:
     assert chunks[0].first == 1 and "import os" in chunks[0].text
 
 
+def test_a_few_module_lines_join_the_definition_after_them_across_blank_lines() -> None:
+    """`T = 1` two blank lines above a function is no chunk of its own (nor the last `Z = 3`)."""
+    body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    text = f"import os\n\nT = 1\n\n\ndef f():\n{body}\n\n\nU = 2\n\n\ndef g():\n{body}\n\n\nZ = 3\n"
+    chunks = code_chunks(text, ".py", 1200)
+    assert chunks is not None
+    assert [(c.name, c.first, c.last) for c in chunks] == [("f", 1, 66), ("g", 69, 135)]
+    lines = text.split("\n")
+    assert all(c.text == "\n".join(lines[c.first - 1 : c.last]) for c in chunks)
+
+
 def test_a_long_function_is_cut_between_statements() -> None:
     body = "\n".join(f"    total += step_{i}(total)" for i in range(300))
     text = f"def accumulate(total):\n{body}\n    return total\n"

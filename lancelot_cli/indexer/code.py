@@ -276,45 +276,22 @@ def _statement_lines(node: Any) -> Iterator[int]:
 
 def code_chunks(text: str, suffix: str, max_chars: int) -> list[CodeChunk] | None:
     """The chunks of a source file (see the module's docstring); None when it cannot be parsed here."""
+    found = definitions(text, suffix)
+    if found is None:
+        return None
     if len(text) <= max_chars:
-        found = definitions(text, suffix)
-        if found is None:
-            return None
         names = tuple(_all_names(found))
         name = found[0].name if len(found) == 1 else None
         return [CodeChunk(name, 1, len(_lines(text)), text, names)] if text.strip() else []
-    found = definitions(text, suffix)
     if not found:
         return None
-    return _merge_small(list(_Cutter(_lines(text), max_chars).file(found)), max_chars)
+    cutter = _Cutter(_lines(text), max_chars)
+    return cutter.merge_small(list(cutter.file(found)))
 
 
 # Module-level lines shorter than this (a `T = TypeVar("T")`, a constant, an `__all__`) join the chunk
 # after them (before them at the end of a file) instead of being a chunk of their own.
 SMALL = 300
-
-
-def _merge_small(chunks: list[CodeChunk], max_chars: int) -> list[CodeChunk]:
-    merged: list[CodeChunk] = []
-    carry: CodeChunk | None = None
-    for chunk in chunks:
-        if carry is not None:
-            if len(carry.text) + len(chunk.text) < max_chars and carry.last + 1 >= chunk.first:
-                chunk = CodeChunk(chunk.name, carry.first, chunk.last, f"{carry.text}\n{chunk.text}")
-            else:
-                merged.append(carry)
-            carry = None
-        if chunk.name is None and len(chunk.text) < SMALL:
-            carry = chunk
-            continue
-        merged.append(chunk)
-    if carry is not None:
-        last = merged[-1] if merged else None
-        if last is not None and len(last.text) + len(carry.text) < max_chars and last.last + 1 >= carry.first:
-            merged[-1] = CodeChunk(last.name, last.first, carry.last, f"{last.text}\n{carry.text}")
-        else:
-            merged.append(carry)
-    return merged
 
 
 def _all_names(found: list[Definition] | tuple[Definition, ...]) -> Iterator[str]:
@@ -379,6 +356,39 @@ class _Cutter:
                 piece_first, size = start, 0
             size += part
         yield from self.plain(definition.name, piece_first, definition.last)
+
+    def merge_small(self, chunks: list[CodeChunk]) -> list[CodeChunk]:
+        """``chunks`` with each module-level one under ``SMALL`` characters joined to the next chunk
+        (the last one to the chunk before it), the blank lines between them included."""
+        merged: list[CodeChunk] = []
+        carry: CodeChunk | None = None
+        for chunk in chunks:
+            if carry is not None:
+                joined = self.joined(carry, chunk, chunk.name)
+                if joined is None:
+                    merged.append(carry)
+                else:
+                    chunk = joined
+                carry = None
+            if chunk.name is None and len(chunk.text) < SMALL:
+                carry = chunk
+                continue
+            merged.append(chunk)
+        if carry is not None:
+            joined = self.joined(merged[-1], carry, merged[-1].name) if merged else None
+            if joined is None:
+                merged.append(carry)
+            else:
+                merged[-1] = joined
+        return merged
+
+    def joined(self, before: CodeChunk, after: CodeChunk, name: str | None) -> CodeChunk | None:
+        """One chunk of ``before`` through ``after`` when only blank lines lie between and it fits."""
+        between = self.lines[before.last : after.first - 1]
+        text = self.text(before.first, after.last)
+        if any(line.strip() for line in between) or len(text) >= self.max_chars:
+            return None
+        return CodeChunk(name, before.first, after.last, text)
 
     def plain(self, name: str | None, first: int, last: int) -> Iterator[CodeChunk]:
         """Lines with no definition to cut at: one chunk, or windows of at most ``max_chars``."""

@@ -7,7 +7,7 @@
 about 2; quadratic about 4; cubic 8. Tests assert a ratio under 3, as the issue asks.
 
 The doubling stops at ``cap`` characters: a pass that is still under the floor there is fast
-enough at any size a file or request can have, and its ratio is returned all the same.
+enough at any size a file or request can have, and counts as linear (ratio 1).
 """
 
 from __future__ import annotations
@@ -33,11 +33,18 @@ def _best(work: Callable[[Any], object], value: Any) -> float:
 def growth(work: Callable[[Any], object], make: Callable[[int], Any], start: int = 1024, cap: int = 1 << 22) -> float:
     """The time ratio of ``work`` on an input of size 2n against size n (see the module doc)."""
     n = start
-    while n < cap:
+    while True:
         started = time.perf_counter()
         work(make(n))
         if time.perf_counter() - started >= FLOOR:
             break
+        if n >= cap:
+            # Under the floor at the largest input a file or request can have: fast enough whatever
+            # its shape (a quadratic pass takes minutes there). A ratio taken here measures the
+            # memory caches, not the code: a 1.6 MB string that no longer fits in a cache shared
+            # with a busy machine's other processes gave 4-8 for a pass that is linear (issue 45 #1:
+            # tests hold at load 10).
+            return 1.0
         n *= 2
     return _best(work, make(2 * n)) / max(_best(work, make(n)), 1e-9)
 

@@ -39,11 +39,6 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", _words())
 
 
-@pytest.fixture(scope="module")
-def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "other", _words(), seed=1)
-
-
 def cli(*args: str | Path) -> Any:
     return CliRunner().invoke(app, [str(a) for a in args], prog_name="lancelot")
 
@@ -82,16 +77,6 @@ def test_status_names_the_local_model_and_embeddings_are_available(local_db: Pat
     assert status.embeddings.available and status.embeddings.key_source is None
     result = cli("status", "--db", local_db)
     assert result.exit_code == 0 and f"local:{model.resolve()}" in result.stdout
-
-
-@pytest.mark.parametrize("search_type", ["auto", "vector", "hybrid"])
-def test_another_local_model_is_never_used_on_the_vectors(
-    local_db: Path, model: Path, other_model: Path, search_type: str
-) -> None:
-    found = engine_for(local_db, EMBEDDING_MODEL=f"local:{other_model}").search("refund", search_type=search_type)
-    assert found.search_type == "text"
-    assert f"local:{model.resolve()}" in found.note and f"local:{other_model.resolve()}" in found.note
-    assert "--embed-model" in found.note
 
 
 def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, model: Path) -> None:

@@ -81,13 +81,13 @@ def test_a_local_model_table_names_its_own_model_not_the_setting(
     assert "in table 'documents' they would replace the vectors of another model" in out
 
 
-def test_another_local_model_set_says_why_search_is_text(
+def test_another_local_model_set_still_searches_with_the_tables_own(
     local_db: Path, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = tiny_onnx.build(tmp_path / "other", ["refund"], seed=1)
     engine = engine_for(local_db, monkeypatch, EMBEDDING_MODEL=f"local:{other}")
     line = engine.status().tables[0].search
-    assert line.startswith("text only: the table's vectors were made with") and str(other.resolve()) in line
+    assert line == f"hybrid: works, local {model.resolve()}, 32-d"  # issue 45 #5: the table's own model
     _agrees(line, engine)
 
 

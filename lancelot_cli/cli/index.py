@@ -8,6 +8,9 @@ SRC into a table indexed from another folder is refused when it would remove doc
 table (indexer/plan.py ``check_source``): one line naming both folders, exit 1, nothing written;
 ``--replace`` lets it, ``--table NAME`` keeps both. The check needs no terminal, so scripts and
 `init` get the same answer.
+
+``--tag NAME`` names the version the run committed once it is written (storage/tagging.py), for
+servers pinned to it (``serve --table-version NAME``).
 """
 
 from __future__ import annotations
@@ -53,7 +56,9 @@ def index(
             "EMBEDDING_MODEL (or --embed-model) is local:NAME, or when neither an OpenAI key nor "
             "OPENAI_BASE_URL is set: then the table's own local model, else all-MiniLM-L6-v2 if it is "
             "downloaded already. Otherwise EMBEDDING_MODEL through the OpenAI-compatible API at "
-            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). --no-embed is saved "
+            "OPENAI_BASE_URL (a key is needed; it replaces a local model's vectors). A table made by "
+            "another local model than the one `init` stored keeps its own (--embed-model switches it). "
+            "--no-embed is saved "
             "with the table: re-runs stay text only until --embed. [default: a local "
             "model only when one is on this machine (the local extra installed, nothing downloaded), "
             "else text only]",
@@ -143,6 +148,17 @@ def index(
             show_default=False,
         ),
     ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag",
+            metavar="NAME",
+            help="Name the version this run committed, for `serve --table-version NAME` "
+            "(LANCELOT_TABLE_VERSION); a tag that exists is moved to it, which switches the servers "
+            "pinned to it.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: Json = False,
 ) -> None:
     """Exit 0 when the table was written, even if some files were skipped (they are listed)."""
@@ -153,6 +169,14 @@ def index(
 
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
     embed = True if embed_model else embed
+    if tag is not None:
+        if watch:
+            raise typer.BadParameter(
+                "--tag names the version of one run; --watch commits one after another", param_hint="'--tag'"
+            )
+        from lancelot_cli.storage.tagging import check_name
+
+        tag = check_name(tag)  # before any file is read
     options = Options(
         embed=embed,
         chunk_size=chunk_size,
@@ -174,12 +198,26 @@ def index(
         # The watcher's first pass says why (a user may start it before writing the first note).
         _watch(settings, source, options)
         return
+    if tag is not None:
+        summary["tag"] = tagged(settings, tag, int(summary["version"]))
     if json_out:
         from lancelot_cli.wire import to_json
 
         typer.echo(to_json(summary))
     if watch:
         _watch(settings, source, options)
+
+
+def tagged(settings: Settings, name: str, version: int) -> dict[str, object]:
+    """Tag ``version`` of the settings' table as ``name`` (storage/tagging.py) and say so on stderr;
+    what was done, for the JSON summary."""
+    from lancelot_cli.cli import render
+    from lancelot_cli.indexer.run import database
+    from lancelot_cli.storage.tagging import tag
+
+    done = tag(database(settings), settings.table, name, version, dict(settings.storage_options or {}))
+    render.stderr().print(done.line(settings.table), highlight=False, markup=False)
+    return done.as_dict()
 
 
 def index_with_progress(settings: Settings, source: str, options: Options | None = None) -> dict[str, Any]:

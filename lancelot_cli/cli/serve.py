@@ -58,7 +58,10 @@ def serve(
         str,
         typer.Option(
             "--host",
-            help="HTTP bind address. Beyond loopback there is no authentication: put a proxy that has it in front.",
+            help=(
+                "HTTP bind address. Beyond loopback a login is required: set LANCELOT_HTTP_TOKENS or "
+                "LANCELOT_OAUTH_*, or LANCELOT_HTTP_NO_LOGIN=1 behind a proxy that authenticates."
+            ),
         ),
     ] = "127.0.0.1",
     workers: Annotated[
@@ -107,11 +110,24 @@ def serve(
             help="With --socket: exit after MINUTES without a connection (0: never).",
         ),
     ] = 0.0,  # a float, as declared: no pydantic adapter is built for the default (cli/app.py)
+    table_version: Annotated[
+        str | None,
+        typer.Option(
+            "--table-version",
+            metavar="VERSION|TAG",
+            show_default=False,
+            help="Serve the default table at this version number or tag (made by `lancelot index --tag "
+            "NAME`), not the latest: replicas serve one version while a new one is built, and a tag "
+            "moved by the next `index --tag` switches them [default: LANCELOT_TABLE_VERSION, else the latest].",
+        ),
+    ] = None,
     db: Db = None,
 ) -> None:
-    settings = load_settings(ctx, db)
+    settings = load_settings(ctx, db, LANCELOT_TABLE_VERSION=table_version)
     log_file = metrics_log_path(metrics_log, settings) if metrics_log else None
     warn_missing_database(settings)
+    if socket is None:  # the CLI's background server says it at the call that reads the table
+        check_table_version(settings)
     if workers is not None and http is None and port is None:
         raise typer.BadParameter(
             "--workers needs --http: stdio and --socket serve from one process", param_hint="'--workers'"
@@ -172,6 +188,24 @@ def warn_missing_database(settings: Settings) -> None:
             f"`lancelot index SRC {path}` creates it\n"
         )
         sys.stderr.flush()
+
+
+def check_table_version(settings: Settings) -> None:
+    """A pin (``--table-version``, LANCELOT_TABLE_VERSION) that names no version or tag of the table
+    stops the server before it starts, in one line naming the table's tags: a replica must not serve
+    something else than asked. A database or table not there yet is left to the tools to report, as
+    for a server without a pin."""
+    if not settings.table_version or not settings.db_uri:
+        return
+    if is_local(settings.db_uri) and not os.path.isdir(Path(local_path(settings.db_uri)).expanduser()):
+        return
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.errors import DatabaseNotFoundError, TableNotFoundError
+
+    try:
+        Engine(settings).database().table(settings.table)
+    except (DatabaseNotFoundError, TableNotFoundError):
+        return
 
 
 def metrics_log_path(name: str, settings: Settings) -> Path:

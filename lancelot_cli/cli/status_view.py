@@ -52,14 +52,26 @@ def _fts_cell(entry: TableStatus) -> str:
     return cell + (f" ({unindexed} rows not yet indexed)" if unindexed else "")
 
 
-def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...]) -> str:
+def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...], source: str | None = None) -> str:
     """What `lancelot index --embed` would embed with (EMBEDDING_MODEL and the key are for new
-    vectors: a table's vectors are searched with the model that made them, as its Search line says)."""
+    vectors: a table's vectors are searched with the model that made them, as its Search line says).
+    ``source``: where EMBEDDING_MODEL comes from; a local one from the settings file leaves a table
+    made by another local model with its own (indexer/run.py ``table_model``)."""
     from lancelot_cli.local_embed import available, install, is_local, same_model
 
     if is_local(emb.model):
         extra = "" if available() else f", which needs the local extra ({install()})"
-        return f"`lancelot index SRC --embed` makes them with {emb.model} on this machine{extra}"
+        line = f"`lancelot index SRC --embed` makes them with {emb.model} on this machine{extra}"
+        made_otherwise = [t for t in tables if t.embedding_model and not same_model(t.embedding_model, emb.model)]
+        kept = [t for t in made_otherwise if source == "file" and is_local(t.embedding_model)]
+        swapped = [t for t in made_otherwise if t not in kept]
+        if kept:
+            line += "; " + ", ".join(f"table {t.name!r} keeps its own {t.embedding_model}" for t in kept)
+            line += " (--embed-model MODEL switches a table)"
+        if swapped:
+            names = ", ".join(repr(t.name) for t in swapped)
+            line += f"; in table {names} they would replace the vectors of another model"
+        return line
     if emb.key_source or emb.base_url:
         where = emb.base_url or "OpenAI"
         key = f" (key from {emb.key_source})" if emb.key_source else ""
@@ -129,7 +141,9 @@ def status_reply(reply: Status, settings: Settings, background: str | None = Non
     for n, entry in enumerate(searchable):
         label = "[bold]Search[/]" if n == 0 else "      "
         out.print(f"{label}  {escape(entry.name)}: {escape(entry.search or '')}")
-    out.print(f"[bold]New vectors[/]  {escape(_new_vectors(emb, reply.tables))}")
+    out.print(
+        f"[bold]New vectors[/]  {escape(_new_vectors(emb, reply.tables, settings.sources.get('EMBEDDING_MODEL')))}"
+    )
     if background is not None:
         out.print(f"[bold]Background server[/]  {escape(background)}")
     out.print()

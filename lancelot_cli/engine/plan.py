@@ -145,12 +145,12 @@ def _vector_plan(
 def _local_plan(
     tbl: ReadOnlyTable, asked: SearchType, text_col: str, column: VectorColumn, stored: str | None, configured: str
 ) -> Plan:
-    """Vectors made by a local model are searched with that model, no key needed; the guard: a
-    local EMBEDDING_MODEL other than the table's (or a local one for a table made by an API model)
-    is refused with a note, never used on those vectors."""
+    """Vectors made by a local model are searched with that model, no key needed, whatever
+    EMBEDDING_MODEL says: no other model can search them, and a local one costs no key or call, so
+    a table indexed with `--embed-model local:/folder` stays hybrid while the settings file still
+    holds the model `init` stored (issue 45 #5); another model is never used on those vectors. A
+    local EMBEDDING_MODEL for a table made by an API model is refused with a note."""
     if local_embed.is_local(stored):
-        if local_embed.is_local(configured) and not local_embed.same_model(stored, configured):
-            return _other_model(stored, configured, f"lancelot index --embed-model {configured}")
         return _vector_plan(tbl, asked, text_col, column, None, stored)
     if stored:  # made by an API model, asked with a local one
         return _other_model(stored, configured, f"lancelot index --embed-model {configured}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lancelot_cli import local_embed
 from lancelot_cli.engine import plan as planning
-from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.reader import PinnedTable, ReadOnlyTable
 
 NO_VECTORS = "text only: the table has no vectors; run `lancelot index SRC --embed`"
 
@@ -25,7 +25,23 @@ def model_name(model: str) -> str:
 
 
 def search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: planning.Embedding) -> str:
-    """What `lancelot search QUERY` (type auto) does on ``tbl``, and why when it is text only."""
+    """What `lancelot search QUERY` (type auto) does on ``tbl``, and why when it is text only; for a
+    pinned table (``LANCELOT_TABLE_VERSION``), first the version it reads and the latest one."""
+    line = _search_line(tbl, text_col, vector_col, embedding)
+    return f"{pinned(tbl)}: {line}" if isinstance(tbl, PinnedTable) else line
+
+
+def pinned(tbl: PinnedTable) -> str:
+    """``at tag 'release-42' (version 7; the latest is 9)``: what a pinned table is read at."""
+    version, latest = tbl.version, tbl.latest_version()
+    at = f"at {tbl.pin.described()}"
+    if tbl.pin.number is None:
+        at += f" (version {version}"
+        return at + (", the latest)" if version == latest else f"; the latest is {latest})")
+    return at + (" (the latest)" if version == latest else f" (the latest is {latest})")
+
+
+def _search_line(tbl: ReadOnlyTable, text_col: str, vector_col: str, embedding: planning.Embedding) -> str:
     text = "text" if text_col in tbl.facts.fts_columns else "text (a substring scan: no full-text index)"
     plan = planning.auto_plan(tbl, text_col, vector_col, embedding)
     column = tbl.facts.vector(vector_col)

@@ -46,13 +46,14 @@ def embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed
     """The embeddings function and model for ``embed=True``: a local model when EMBEDDING_MODEL is
     ``local:...`` or when no key and no endpoint are configured (and the local extra is installed),
     else the OpenAI-compatible API; a clear error when neither can run. ``stored_model`` (the model
-    of the table's vectors) is followed when it is local and nothing else is configured."""
+    of the table's vectors) is followed when it is local and nothing else is configured, or when
+    the local model configured is only the settings file's (``table_model``)."""
     from lancelot_cli import local_embed
     from lancelot_cli.credentials import find_openai_key
     from lancelot_cli.errors import EmbeddingError
     from lancelot_cli.providers import OpenAIEmbedder
 
-    model = settings.embedding_model
+    model = table_model(settings, stored_model) or settings.embedding_model
     key = None if local_embed.is_local(model) else find_openai_key(settings.config_dir)
     if key is None and not local_embed.is_local(model) and not settings.openai_base_url:
         # a re-run of `--embed-model local:...` with plain --embed
@@ -84,6 +85,26 @@ def embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed
     return client.embed, settings.embedding_model
 
 
+def table_model(settings: Settings, stored_model: str | None) -> str | None:
+    """The table's own local model when the EMBEDDING_MODEL in force is another local model that
+    only the settings file names (`init`'s choice, for new tables): a table indexed with
+    `--embed-model local:/folder` keeps that model on a later `--embed`, as its searches do
+    (engine/plan.py), instead of having every vector replaced by init's model (which, offline,
+    fails to download; issue 45 #5). `--embed-model` or EMBEDDING_MODEL in the environment names
+    the model to switch to. None: the configured model applies."""
+    from lancelot_cli import local_embed
+
+    configured = settings.embedding_model
+    if (
+        settings.sources.get("EMBEDDING_MODEL") == "file"
+        and local_embed.is_local(configured)
+        and local_embed.is_local(stored_model)
+        and not local_embed.same_model(local_embed.identity(configured), stored_model)
+    ):
+        return stored_model
+    return None
+
+
 def default_embedder(settings: Settings, stored_model: str | None = None) -> tuple[Embed, str] | str:
     """What a plain `lancelot index` embeds with: a local model that is on this machine already (the
     local EMBEDDING_MODEL, the table's own local model ``stored_model``, or the default one in
@@ -101,6 +122,7 @@ def default_embedder(settings: Settings, stored_model: str | None = None) -> tup
             f"and index with --embed-model {local_embed.DEFAULT_MODEL} (downloaded once)"
         )
     configured = settings.embedding_model if local_embed.is_local(settings.embedding_model) else None
+    configured = table_model(settings, stored_model) or configured  # as `--embed` (table_model)
     for model in dict.fromkeys(m for m in (configured, *models, local_embed.DEFAULT_MODEL) if m):
         if not local_embed.maybe_here(model):  # not there: no fastembed import to learn it
             continue

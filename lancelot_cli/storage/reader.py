@@ -4,6 +4,8 @@ The connection uses ``read_consistency_interval=0`` so every read sees the lates
 version: a server that keeps running sees a table that `lancelot index` rebuilt meanwhile.
 A local database folder must exist already: ``lancedb.connect`` would create it, so we check first.
 Each table is a ``ReadOnlyTable`` (storage/read_table.py, re-exported here with ``fts_query``).
+A table given a pin (``LANCELOT_TABLE_VERSION``: a version number or a tag, storage/pins.py) is a
+``PinnedTable``: read at that version, whatever is committed after it, until the tag moves.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from lancelot_cli.errors import DatabaseNotFoundError, TableNotFoundError
-from lancelot_cli.storage import damage
+from lancelot_cli.errors import ConfigError, DatabaseNotFoundError, TableNotFoundError
+from lancelot_cli.storage import damage, pins
 from lancelot_cli.storage.facts import TableFacts, VectorColumn, table_facts, table_names
 from lancelot_cli.storage.filters import RowFilter
 from lancelot_cli.storage.read_table import ANN_CANDIDATES, ANN_NPROBES, ReadOnlyTable, fts_query
@@ -26,6 +30,7 @@ from lancelot_cli.storage.schema import contents_path, describe_path, is_local, 
 __all__ = [
     "ANN_CANDIDATES",
     "ANN_NPROBES",
+    "PinnedTable",
     "ReadOnlyDatabase",
     "ReadOnlyTable",
     "RowFilter",
@@ -73,6 +78,32 @@ def _store_problem(uri: str, exc: Exception) -> str:
     return f"cannot open the database {shown}: {why}"
 
 
+class PinnedTable(ReadOnlyTable):
+    """A table read at the version its pin names (``pin``); ``latest_version`` is the one committed last."""
+
+    def __init__(self, name: str, table: Any, pin: pins.Pin, latest: Any) -> None:
+        super().__init__(name, table)
+        self.pin = pin
+        self._latest = latest  # a handle on the latest version, which the pin's tag is looked up on
+
+    def latest_version(self) -> int:
+        return int(self._latest.version)
+
+    def updated_at(self) -> str | None:
+        """When the pinned version was written (ISO 8601)."""
+        version = self.version
+        stamp = next((v["timestamp"] for v in self._table.list_versions() if int(v["version"]) == version), None)
+        if stamp is None:
+            return None
+        return stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
+
+
+@dataclass(frozen=True)
+class _Pinned:
+    table: PinnedTable
+    checked: float  # time.monotonic() of the last look at what the pin names
+
+
 _SESSIONS: dict[int, Any] = {}  # cap in MiB -> this process's lancedb.Session with that cap
 _SESSIONS_LOCK = threading.Lock()
 
@@ -105,6 +136,9 @@ class ReadOnlyDatabase:
             and evicts by use): with a 128 MiB cap, text and vector searches kept their speed,
             while repeated words are read again (hybrid +13 %, a run asking each query twice +40 %;
             tests/benchmarks/README.md, "1M chunks", run D).
+        table_versions: table name -> the version number or tag it is read at (``LANCELOT_TABLE_VERSION`` for
+            the default table); a tag is looked up again every ``consistency`` seconds, so a
+            reader follows a tag that `lancelot index --tag` moved, from one whole version to the next.
     """
 
     def __init__(
@@ -113,6 +147,7 @@ class ReadOnlyDatabase:
         consistency: float = 0.0,
         storage_options: dict[str, str] | None = None,
         index_cache_mb: int | None = None,
+        table_versions: Mapping[str, str | None] | None = None,
     ) -> None:
         if is_local(uri):
             path = local_path(uri)
@@ -125,6 +160,10 @@ class ReadOnlyDatabase:
         import lancedb
 
         self.uri = uri
+        self._consistency = consistency
+        self._pins = {name: pin for name, raw in (table_versions or {}).items() if (pin := pins.parse(raw)) is not None}
+        self._pinned: dict[str, _Pinned] = {}
+        self._pin_lock = threading.Lock()
         self._open: dict[str, ReadOnlyTable] = {}
         # name -> (folder identity, version, facts): reading a schema and index list on every call
         # costs more than the search itself.
@@ -165,6 +204,8 @@ class ReadOnlyDatabase:
         is kept while its folder is the same one (device, inode and change time: a table rebuilt and
         renamed into place, or removed, is opened again); each call gets the facts of the version
         it sees, worked out once per version."""
+        if name in self._pins:
+            return self._pinned_table(name, self._pins[name])
         if name in self._open:
             return self._open[name]
         if "\x00" in name:  # no table can be named so (the file system refuses the name)
@@ -183,6 +224,29 @@ class ReadOnlyDatabase:
         elif identity is not None:
             self._pin_facts(name, table, identity)
         return table
+
+    def _pinned_table(self, name: str, pin: pins.Pin) -> PinnedTable:
+        """``name`` at the version ``pin`` names: the kept handle while that is the same version (a
+        version number never changes; a tag is looked up again after ``consistency`` seconds), else
+        a new handle checked out at it (a call still reading the old one finishes on it)."""
+        with self._pin_lock:
+            kept = self._pinned.get(name)
+            now = time.monotonic()
+            if kept is not None and (pin.number is not None or now - kept.checked < self._consistency):
+                return kept.table
+            latest = kept.table._latest if kept is not None else self._open_table(name)
+            version = pins.resolve(latest, name, pin)
+            if kept is not None and kept.table.version == version:
+                self._pinned[name] = _Pinned(kept.table, now)
+                return kept.table
+            handle = self._open_table(name)
+            try:
+                handle.checkout(version)
+            except (OSError, RuntimeError, ValueError):  # given up by a cleanup since it was looked up
+                raise ConfigError(pins.unknown(latest, name, pin)) from None
+            table = PinnedTable(name, handle, pin, latest)
+            self._pinned[name] = _Pinned(table, now)
+            return table
 
     def _open_table(self, name: str) -> Any:
         try:

@@ -128,6 +128,15 @@ class Settings:
         "LANCEDB_PATH", None, "str", "database folder or object-store URI (s3://, gs://, az://)", status=True
     )
     table: str = _setting("LANCEDB_TABLE", "documents", "str", "table used when a call names none", status=True)
+    # storage/pins.py: a number is a version, anything else a tag (`lancelot index --tag NAME`)
+    table_version: str | None = _setting(
+        "LANCELOT_TABLE_VERSION",
+        None,
+        "str",
+        "read LANCEDB_TABLE at this version number or tag, not the latest (`serve --table-version`)",
+        status=True,
+        unset="(latest)",
+    )
     text_column: str = _setting("LANCEDB_TEXT_COLUMN", "text", "str", "column searched as text", status=True)
     vector_column: str = _setting("LANCEDB_VECTOR_COLUMN", "vector", "str", "column searched as vectors", status=True)
     default_limit: int = _setting(
@@ -184,6 +193,32 @@ class Settings:
         256,
         "int",
         "HTTP: connections open at once; one more is answered 503 and closed",
+    )
+    # Login and metrics for `serve --http` and Lambda (issue 50; server/auth.py, server/exposition.py)
+    http_tokens: tuple[str, ...] = _setting(
+        "LANCELOT_HTTP_TOKENS",
+        (),
+        "list",
+        "HTTP and Lambda: bearer tokens, comma-separated; set, every request must carry one (hidden in output)",
+    )
+    http_no_login: str | None = _setting(
+        "LANCELOT_HTTP_NO_LOGIN", None, "str", "HTTP: 1 lets --host listen beyond loopback with no login"
+    )
+    metrics: str | None = _setting("LANCELOT_METRICS", None, "str", "HTTP: 1 serves Prometheus metrics at /metrics")
+    oauth_issuer: str | None = _setting(
+        "LANCELOT_OAUTH_ISSUER",
+        None,
+        "str",
+        "HTTP and Lambda: issuer URL of the authorization server whose tokens count",
+    )
+    oauth_resource: str | None = _setting(
+        "LANCELOT_OAUTH_RESOURCE", None, "str", "HTTP and Lambda: this server's public MCP URL (the tokens' audience)"
+    )
+    oauth_jwks_url: str | None = _setting(
+        "LANCELOT_OAUTH_JWKS_URL",
+        None,
+        "str",
+        "HTTP and Lambda: the issuer's signing keys (default: from its metadata)",
     )
     index_cache_mb: int = _setting(
         "LANCELOT_INDEX_CACHE_MB",
@@ -254,7 +289,7 @@ DEFAULT_TABLE: str = BY_NAME["LANCEDB_TABLE"].default
 
 # Variables read outside the table: the key (credentials), the key file's passphrase (keyfile),
 # the config folder (config_dir), the switch for the deferred lancedb import (storage.lancedb_import),
-# the organisation/project the openai client sends, and lancedb's own log filter (storage/__init__.py).
+# the organisation/project the openai client sends, and lancedb's own log filter (startup.py).
 OTHER_ENVIRONMENT: tuple[str, ...] = (
     "OPENAI_API_KEY",
     "LANCELOT_KEY_PASSPHRASE",
@@ -268,11 +303,17 @@ OTHER_ENVIRONMENT: tuple[str, ...] = (
 ENVIRONMENT: tuple[str, ...] = tuple(f.name for f in FIELDS) + OTHER_ENVIRONMENT
 
 
+# Settings whose values are secrets: `status` and `init --show` say how many, never what.
+SECRET_SETTINGS = frozenset({"LANCELOT_HTTP_TOKENS"})
+
+
 def display(value: Any, setting: SettingField) -> str:
     """A setting's value as a person reads it: lists comma-separated, object-store options with
     their secrets hidden, None as the field's ``unset`` text."""
     if value is None or value == "" or value == ():
         return setting.unset
+    if setting.name in SECRET_SETTINGS:
+        return f"({len(value)} set, hidden)"
     if isinstance(value, tuple):
         return ",".join(value)
     if isinstance(value, Mapping):

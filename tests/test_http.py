@@ -84,13 +84,19 @@ def with_origins(spawn: Any, sample_db: Path) -> Served:
 def open_bind(spawn: Any, sample_db: Path) -> Served:
     """--host 0.0.0.0 with no LANCELOT_ALLOWED_HOSTS: the Host header is not checked."""
     port = free_port()
-    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db)
+    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db, LANCELOT_HTTP_NO_LOGIN="1")
 
 
 @pytest.fixture(scope="module")
 def open_bind_listed(spawn: Any, sample_db: Path) -> Served:
     port = free_port()
-    return spawn(["--http", str(port), "--host", "0.0.0.0"], port, sample_db, LANCELOT_ALLOWED_HOSTS=f"myhost:{port}")
+    return spawn(
+        ["--http", str(port), "--host", "0.0.0.0"],
+        port,
+        sample_db,
+        LANCELOT_ALLOWED_HOSTS=f"myhost:{port}",
+        LANCELOT_HTTP_NO_LOGIN="1",
+    )
 
 
 # -- raw HTTP -------------------------------------------------------------------------------------

@@ -9,6 +9,9 @@ strings) and the response back into ``{statusCode, headers, body}``; the app is 
   stage (``/prod/lancelot`` -> ``/lancelot``). Other paths are 404.
 * Host: not checked unless ``LANCELOT_ALLOWED_HOSTS`` is set (API Gateway owns the host name).
 * Settings and anything else Lancelot would write live under ``/tmp`` (the only writable place).
+* Login: with ``LANCELOT_HTTP_TOKENS`` set, the same bearer-token check as HTTP mode (a request
+  without an accepted token is 401); unset, the function has none of its own (API Gateway's
+  authorizers can be in front). No ``/healthz`` or ``/metrics``.
 
 The engine (with its LanceDB connection) and the app are built on the first invocation and
 reused by warm ones; Mangum runs the app's lifespan per invocation, which starts a fresh, cheap
@@ -57,10 +60,17 @@ def build_handler() -> Any:
     from lancelot_cli.engine import Engine
     from lancelot_cli.server.http import create_asgi_app
     from lancelot_cli.settings import load
+    from lancelot_cli.startup import start
+
+    start()  # the lancedb import deferral, before anything loads lancedb (issue 48 #4)
 
     os.environ.setdefault("LANCELOT_CONFIG_DIR", "/tmp/lancelot")
     settings = load()
-    app = create_asgi_app(settings, host="0.0.0.0", port=443, engine=Engine(settings), route=_route(settings.base_path))
+    # pages=False: no /healthz or /metrics (every path may be the MCP endpoint here, and a function
+    # instance's counters are not what anyone scrapes); the login of LANCELOT_HTTP_TOKENS holds.
+    app = create_asgi_app(
+        settings, host="0.0.0.0", port=443, engine=Engine(settings), route=_route(settings.base_path), pages=False
+    )
     return Mangum(app, lifespan="on", api_gateway_base_path="/")
 
 

@@ -18,6 +18,17 @@ off for non-loopback binds, and answers GET with a never-ending event stream):
 7. A body that is not acceptable JSON (not UTF-8, not JSON, nested deeper than ``MAX_DEPTH``, or
    not an object or array) -> 400 with a -32700 Parse error.
 8. ``MCP-Protocol-Version`` the SDK does not speak -> 400; a missing one is served as 2025-03-26.
+
+Login (issue 50, ``auth.py``): with ``LANCELOT_HTTP_TOKENS`` or the ``LANCELOT_OAUTH_*`` settings
+set, a request to ``/mcp`` that passed 1-3 and carries no accepted ``Authorization: Bearer`` token
+-> 401 with ``WWW-Authenticate``; the header is removed before the SDK sees the request. With OAuth
+on, the protected-resource metadata (``oauth.py``) is served to anyone who passed 1 and 2.
+
+``serve --http`` also answers ``GET /healthz`` (200, before the Host and Origin checks: a load
+balancer probes by address; no login, no database) and, with ``LANCELOT_METRICS`` on,
+``GET /metrics`` (Prometheus text, ``exposition.py``; after the Host and Origin checks, behind the
+login). The Lambda handler serves neither.
+
 Error replies are JSON-RPC error objects. Nothing is written to stdout. Header and idle timeouts
 and the connection cap live in the uvicorn protocol (``connections.py``); the body checks of 6 and 7
 in ``http_body.py``.
@@ -36,6 +47,10 @@ from typing import Any
 
 import anyio
 
+from lancelot_cli._version import __version__
+from lancelot_cli.errors import LancelotError
+from lancelot_cli.server.auth import Login, switch
+from lancelot_cli.server.exposition import CONTENT_TYPE, CountingMetrics
 from lancelot_cli.server.http_body import BATCH, json_problem, media_type_problem, repaired
 from lancelot_cli.server.http_body import _depth as _depth  # (tests/test_linear_passes.py imports it here)
 from lancelot_cli.settings import Settings
@@ -45,12 +60,17 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Refused = tuple[int, str, list[tuple[bytes, bytes]]]
 
 MAX_BODY = 64 * 1024
 MAX_HEAD = 16 * 1024  # bytes of request line and headers
 CLOSE = [(b"connection", b"close")]
+DROPPED_HEADERS = (b"content-type", b"authorization")
 ENDPOINT = "/mcp"
+HEALTH = "/healthz"
+METRICS = "/metrics"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+READ_METHODS = (b"allow", b"GET, HEAD")
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +80,33 @@ def default_allowed_hosts(host: str, port: int) -> set[str] | None:
     if host in LOOPBACK:
         return {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
     return None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` listens on this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    import ipaddress
+
+    if host.lower() in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def _plain(send: Send, status: int, content_type: bytes, body: bytes, head_only: bool = False) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head_only else body})
 
 
 async def _reply(
@@ -86,6 +133,9 @@ class Guard:
         allowed_origins: lower-cased Origin values allowed.
         body_timeout: seconds to read the body once the headers are in (0: no limit).
         route: says whether a request is for the MCP endpoint (default: path ``/mcp`` or ``/mcp/``).
+        login: the bearer-token check for ``/mcp`` and ``/metrics``, or None (no login).
+        health: answer ``GET /healthz`` (`serve --http`; not the Lambda handler, whose every path may be MCP).
+        metrics: counts each reply's status; with ``metrics_page``, served at ``GET /metrics``.
     """
 
     def __init__(
@@ -97,8 +147,16 @@ class Guard:
         supported_versions: set[str],
         route: Callable[[Scope], bool] | None = None,
         body_timeout: float = 0,
+        login: Login | None = None,
+        health: bool = False,
+        metrics: CountingMetrics | None = None,
+        metrics_page: bool = False,
     ) -> None:
         self._build_inner = build_inner
+        self.login = login
+        self.health = health
+        self.metrics = metrics
+        self.metrics_page = metrics_page and metrics is not None
         self.body_timeout = body_timeout
         self._route = route or _is_endpoint
         self._inner: ASGIApp | None = None
@@ -113,12 +171,29 @@ class Guard:
             return
         if scope["type"] != "http":
             return
+        if self.metrics is not None:
+            send = _counted(send, self.metrics)
         headers: dict[str, str] = {}
         head_bytes = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + 16
         for raw_name, raw_value in scope.get("headers", []):
             headers.setdefault(raw_name.decode("latin-1").lower(), raw_value.decode("latin-1"))
             head_bytes += len(raw_name) + len(raw_value) + 4
-        refused = self._refusal(scope, headers, head_bytes)
+        refused = self._framing_refusal(headers, head_bytes)
+        if refused is None and self.health and scope["path"] == HEALTH:
+            return await self._read_only_page(scope, send, b"text/plain; charset=utf-8", b"ok\n")
+        refused = refused or self._origin_refusal(headers)
+        oauth = self.login.oauth if self.login is not None else None
+        if refused is None and oauth is not None and scope["path"] in oauth.metadata_paths:
+            # RFC 9728: for anyone, so that a client finds the authorization server
+            return await self._read_only_page(scope, send, b"application/json", oauth.metadata)
+        if refused is None and self.metrics_page and scope["path"] == METRICS:
+            refused = await self._login_refusal(headers)
+            if refused is None:
+                assert self.metrics is not None  # (metrics_page implies it)
+                return await self._read_only_page(scope, send, CONTENT_TYPE, self.metrics.exposition(__version__))
+        if refused is None and not self._route(scope):
+            refused = 404, "Not found: this is not the MCP endpoint", []
+        refused = refused or await self._login_refusal(headers) or self._request_refusal(scope, headers)
         if refused is not None:
             status, message, extra = refused
             return await _reply(send, status, message, headers=extra)
@@ -137,7 +212,8 @@ class Guard:
         if self._inner is None:
             return await _reply(send, 503, "Server is starting", code=-32603)
         # The SDK compares the media type case-sensitively: hand it the canonical form.
-        raw_headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() != b"content-type"]
+        # and the token stays here: nothing after the login needs it, so nothing after can leak it
+        raw_headers = [(name, value) for name, value in scope.get("headers", []) if name.lower() not in DROPPED_HEADERS]
         raw_headers.append((b"content-type", b"application/json"))
         await self._inner(
             {**scope, "path": ENDPOINT, "raw_path": ENDPOINT.encode(), "headers": raw_headers},
@@ -145,23 +221,32 @@ class Guard:
             send,
         )
 
-    def _refusal(
-        self, scope: Scope, headers: dict[str, str], head_bytes: int
-    ) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
-        """(status, message, extra headers) for a request refused on its head alone, else None."""
+    # Each ``*_refusal`` gives (status, message, extra headers) for a request refused on its head
+    # alone, else None; ``__call__`` asks them in the order of the module docstring.
+
+    @staticmethod
+    def _framing_refusal(headers: dict[str, str], head_bytes: int) -> Refused | None:
         # uvicorn's h11 limit holds only while a head is incomplete: one that arrives whole is checked here.
         if head_bytes > MAX_HEAD:
             return 431, f"Request head over {MAX_HEAD} bytes", CLOSE
         # Both framings at once is how request smuggling gets past a proxy (RFC 9112 §6.3): refuse, close.
         if "transfer-encoding" in headers and "content-length" in headers:
             return 400, "Transfer-Encoding with Content-Length: send one of them", CLOSE
+        return None
+
+    def _origin_refusal(self, headers: dict[str, str]) -> Refused | None:
         if self.allowed_hosts is not None and headers.get("host", "").lower() not in self.allowed_hosts:
             return 403, "Host not allowed (set LANCELOT_ALLOWED_HOSTS)", []
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.allowed_origins:
             return 403, "Origin not allowed (set LANCELOT_ALLOWED_ORIGINS)", []
-        if not self._route(scope):
-            return 404, "Not found: this is not the MCP endpoint", []
+        return None
+
+    async def _login_refusal(self, headers: dict[str, str]) -> Refused | None:
+        refusal = await self.login.refusal(headers.get("authorization")) if self.login is not None else None
+        return None if refusal is None else (refusal.status, refusal.message, refusal.headers)
+
+    def _request_refusal(self, scope: Scope, headers: dict[str, str]) -> Refused | None:
         if scope["method"] != "POST":
             return 405, "Method not allowed: this stateless server takes POST only", [(b"allow", b"POST")]
         declared = headers.get("content-length", "")
@@ -169,6 +254,13 @@ class Guard:
             return 413, f"Request body over {MAX_BODY} bytes", []
         problem = media_type_problem(headers.get("content-type"))
         return (415, problem, []) if problem else None
+
+    @staticmethod
+    async def _read_only_page(scope: Scope, send: Send, content_type: bytes, body: bytes) -> None:
+        """``/healthz`` and ``/metrics``: GET and HEAD only (a body sent with them is not read)."""
+        if scope["method"] not in ("GET", "HEAD"):
+            return await _reply(send, 405, "Method not allowed: GET or HEAD", headers=[READ_METHODS])
+        await _plain(send, 200, content_type, body, head_only=scope["method"] == "HEAD")
 
     async def _body(self, receive: Receive, send: Send) -> bytes | None:
         """The request body within the size and time limits; None when it answered or the client left."""
@@ -188,6 +280,15 @@ class Guard:
             await _reply(send, 408, f"Request body not received within {self.body_timeout:g} s", headers=CLOSE)
             return None
         return bytes(body)
+
+
+def _counted(send: Send, metrics: CountingMetrics) -> Send:
+    async def counted(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            metrics.answered(int(message["status"]))
+        await send(message)
+
+    return counted
 
 
 def _is_endpoint(scope: Scope) -> bool:
@@ -214,14 +315,23 @@ def create_asgi_app(
     port: int = 3000,
     engine: Any = None,
     route: Callable[[Scope], bool] | None = None,
-    metrics: Any = None,
+    metrics: CountingMetrics | None = None,
+    pages: bool = True,
 ) -> Guard:
-    """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app."""
+    """The HTTP app: ``Guard`` in front of the SDK's stateless JSON Streamable HTTP app, with the
+    login of ``LANCELOT_HTTP_TOKENS``; ``pages``: also ``/healthz`` and (``LANCELOT_METRICS``) ``/metrics``.
+
+    Raises:
+        ConfigError: a malformed token or switch (one line, no token in it).
+    """
     from mcp.server.transport_security import TransportSecuritySettings
 
     from lancelot_cli.server.app import build_server
     from lancelot_cli.server.protocol import supported_versions
 
+    login = _login(settings)
+    metrics_page = pages and switch("LANCELOT_METRICS", settings.metrics)
+    metrics = metrics or CountingMetrics()
     server = build_server(settings, engine, metrics=metrics)
 
     def build_inner() -> ASGIApp:
@@ -242,6 +352,10 @@ def create_asgi_app(
         supported_versions=set(supported_versions()),
         route=route,
         body_timeout=settings.http_body_timeout,
+        login=login,
+        health=pages,
+        metrics=metrics,
+        metrics_page=metrics_page,
     )
 
 
@@ -261,13 +375,14 @@ class AppFactory:
         from uvicorn.config import STARTUP_FAILURE
 
         from lancelot_cli.server.logs import configure_logging
-        from lancelot_cli.server.metrics import Metrics
         from lancelot_cli.server.workers import watch_parent
+        from lancelot_cli.startup import start
 
+        start()  # a worker is a fresh process: the lancedb import deferral (issue 48 #4)
         watch_parent(self.parent_pid)
         configure_logging(self.settings)
         try:
-            metrics = Metrics(self.metrics_log, pid=os.getpid())
+            metrics = CountingMetrics(self.metrics_log, pid=os.getpid())
             return create_asgi_app(self.settings, host=self.host, port=self.port, metrics=metrics)
         except Exception as exc:  # noqa: BLE001 - one line, and the parent stops instead of restarting it
             sys.stderr.write(f"lancelot: error: HTTP worker {os.getpid()} could not start: {exc}\n")
@@ -286,20 +401,27 @@ def run_http(
     from lancelot_cli.server.connections import GuardedConfig, SignalStopServer, bind
     from lancelot_cli.server.logs import configure_logging
 
+    login = _login(settings)  # first: a bad token or switch is one line
+    switch("LANCELOT_METRICS", settings.metrics)
+    if login is None and not is_loopback(host) and not switch("LANCELOT_HTTP_NO_LOGIN", settings.http_no_login):
+        raise LancelotError(
+            f"--host {host} would let anyone who can reach the port read the database: set "
+            f"LANCELOT_HTTP_TOKENS (a request then needs one) or LANCELOT_OAUTH_ISSUER and "
+            f"LANCELOT_OAUTH_RESOURCE, or LANCELOT_HTTP_NO_LOGIN=1 when a proxy in front authenticates"
+        )
     sockets = bind(host, port)  # first: a port in use is one line, before anything else is printed
     if port == 0:
         port = sockets[0].getsockname()[1]
     app: Any = None
     if workers == 1:
-        from lancelot_cli.server.metrics import Metrics
-
-        app = create_asgi_app(settings, host=host, port=port, metrics=Metrics(metrics_log))
+        app = create_asgi_app(settings, host=host, port=port, metrics=CountingMetrics(metrics_log))
     configure_logging(settings)
     log_tuning(tuned)
     if _allowed_hosts(settings, host, port) is None:
+        unguarded = " HTTP mode has no login here; put it behind something that has." if login is None else ""
         sys.stderr.write(
             f"lancelot: warning: listening on {host} with no LANCELOT_ALLOWED_HOSTS: the Host header is not "
-            f"checked. HTTP mode has no authentication; put it behind something that has.\n"
+            f"checked.{unguarded}\n"
         )
     processes = f", {workers} worker processes" if workers > 1 else ""
     sys.stderr.write(f"lancelot: serving MCP on http://{_display(host)}:{port}{ENDPOINT}{processes} (Ctrl-C to stop)\n")
@@ -321,7 +443,6 @@ def run_http(
     if workers == 1:
         SignalStopServer(GuardedConfig(app, **options)).run(sockets=sockets)
         return
-    from lancelot_cli.errors import LancelotError
     from lancelot_cli.server.workers import ACCEPT_BATCH, HEALTHCHECK_SECONDS, Supervisor, malloc_environ
 
     # asyncio's loop, whose accept batch is the backlog: see server.workers
@@ -333,6 +454,12 @@ def run_http(
     supervisor.run()
     if supervisor.failed:
         raise LancelotError(f"{supervisor.failed}; the server stopped")
+
+
+def _login(settings: Settings) -> Login | None:
+    return Login.from_settings(
+        settings.http_tokens, settings.oauth_issuer, settings.oauth_resource, settings.oauth_jwks_url
+    )
 
 
 def _allowed_hosts(settings: Settings, host: str, port: int) -> set[str] | None:

@@ -8,6 +8,10 @@ start it the same way instead: `uvx lancelot-cli serve`, or `uvx --from SOURCE l
 copy that did not come from the package index (``server_launch``). Only
 ``LANCEDB_PATH`` goes into them; the server finds everything else (the key included) in what init
 stored, so no configuration ever holds the key.
+
+With ``LANCELOT_HTTP_TOKENS`` set (issue 50), init also prints configurations for a server started
+with `lancelot serve --http`, carrying ``Authorization: Bearer`` from the variable ``MCP_LANCELOT_TOKEN``
+in each client's own way (``http_client_configs``): the token itself is never printed.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import typer
 
 SERVER_NAME = "lancelot"
 SCRIPT = "lancelot"
+TOKEN_VARIABLE = "MCP_LANCELOT_TOKEN"  # where a client finds the bearer token (never in a printed config)
+DEFAULT_URL = "http://127.0.0.1:3000/mcp"
 
 
 def server_command() -> str:
@@ -127,6 +133,74 @@ def client_configs(db_uri: str, command: str = SCRIPT, leading: tuple[str, ...] 
     }
 
 
+def http_client_configs(url: str = DEFAULT_URL, variable: str = TOKEN_VARIABLE) -> dict[str, str]:
+    """Configurations for a `serve --http` server at ``url`` that wants a bearer token, each reading
+    the token from the environment variable ``variable`` (VS Code: a password prompt).
+
+    Returns ``claude`` (a shell command; the shell expands the variable), ``json`` (Cursor's
+    ``mcp.json``, ``${env:VAR}``), ``vscode_json`` (an input the editor asks for) and ``codex``
+    (``bearer_token_env_var``).
+    """
+    claude = " ".join(
+        [
+            "claude mcp add --transport http",
+            SERVER_NAME,
+            shlex.quote(url),
+            "--header",
+            f'"Authorization: Bearer ${variable}"',
+        ]
+    )
+    cursor = {"mcpServers": {SERVER_NAME: {"url": url, "headers": {"Authorization": f"Bearer ${{env:{variable}}}"}}}}
+    prompt = f"{SERVER_NAME}-token"
+    vscode = {
+        "inputs": [{"type": "promptString", "id": prompt, "description": "Lancelot bearer token", "password": True}],
+        "servers": {
+            SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer ${{input:{prompt}}}"}}
+        },
+    }
+    codex = "\n".join(
+        [
+            f"[mcp_servers.{SERVER_NAME}]",
+            f"url = {_toml_string(url)}",
+            f"bearer_token_env_var = {_toml_string(variable)}",
+        ]
+    )
+    return {
+        "claude": claude,
+        "json": json.dumps(cursor, indent=2),
+        "vscode_json": json.dumps(vscode, indent=2),
+        "codex": codex,
+    }
+
+
+def http_lines() -> list[str]:
+    """The HTTP configurations to print when ``LANCELOT_HTTP_TOKENS`` is set, else nothing."""
+    from lancelot_cli.settings import load
+
+    if not load().http_tokens:
+        return []
+    configs = http_client_configs()
+    return [
+        "",
+        (
+            f"Over HTTP (`{SCRIPT} serve --http`; LANCELOT_HTTP_TOKENS is set, so each request needs a token): "
+            f"set {TOKEN_VARIABLE} to one of the tokens where the client runs."
+        ),
+        "",
+        "Claude Code:",
+        f"  {configs['claude']}",
+        "",
+        "Cursor (.cursor/mcp.json):",
+        configs["json"],
+        "",
+        "VS Code (.vscode/mcp.json; it asks for the token):",
+        configs["vscode_json"],
+        "",
+        "Codex (~/.codex/config.toml):",
+        configs["codex"],
+    ]
+
+
 def print_client_configs(db_uri: str, launch: list[str] | None = None) -> None:
     """Print every configuration on stdout (the result of `init`; notes go to stderr)."""
     command, *leading = launch or server_launch()
@@ -152,6 +226,7 @@ def print_client_configs(db_uri: str, launch: list[str] | None = None) -> None:
         "",
         "Cursor (open the link to install):",
         f"  {configs['cursor']}",
+        *http_lines(),
     ]
     if not os.path.isabs(command):
         lines.append(

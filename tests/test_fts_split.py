@@ -145,3 +145,46 @@ def test_a_bound_that_cannot_be_met_defers_to_the_combined_query(pages, monkeypa
         None,
     )
     assert rows is None
+
+
+# Pseudo-words in Hangul: pages of them are Korean, their rows' text also in ``text_ko`` (n-grams).
+HANGUL_WORDS = [a + b + c for a in "가나다라마" for b in "경동문빛솔" for c in "을는에서"]
+
+
+def test_split_in_a_languages_column_gives_the_combined_querys_rows(tmp_path: Path, monkeypatch) -> None:
+    """Issue 51: the query in a language's column (only rows that match there: the combined query's
+    first clause a MUST) is split as the text's is, with the same rows, scores and order."""
+    src, db = tmp_path / "src", tmp_path / "db"
+    write_pages(src, 60, seed=7)
+    rng = random.Random(8)
+    for i in range(60):
+        body = " ".join(rng.choices(HANGUL_WORDS, k=rng.randint(20, 80)))
+        title = " ".join(rng.choices(HANGUL_WORDS, k=2)) + " " + some_words(rng, 1)[0]
+        (src / "ko").mkdir(exist_ok=True)
+        (src / "ko" / f"page-{i}.md").write_text(f"# {title}\n\n{body}.\n", encoding="utf-8")
+    index_folder(src, str(db))
+    tbl = ReadOnlyDatabase(str(db)).table("documents")
+    facts = tbl.facts
+    assert "text_ko" in facts.fts_columns
+    boosts = ranking.field_boosts(facts, "text")
+    columns = ["id", "_rowid"][:1]
+    answered = 0
+    real = fts_split.search
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal answered
+        rows = real(*args, **kwargs)  # type: ignore[arg-type]
+        answered += rows is not None
+        return rows
+
+    for n in range(20):
+        words = " ".join(rng.choices(HANGUL_WORDS, k=rng.randint(1, 3)) + some_words(rng, n % 2))
+        monkeypatch.setattr(fts_split, "MIN_ROWS", 10**12)
+        combined = tbl._fts(words, "text_ko", 10, columns, None, boosts, required=True)
+        monkeypatch.setattr(fts_split, "MIN_ROWS", 0)
+        monkeypatch.setattr(fts_split, "search", counted)
+        split = tbl._fts(words, "text_ko", 10, columns, None, boosts, required=True)
+        monkeypatch.setattr(fts_split, "search", real)
+        assert split == combined, words
+        assert all(row["id"].startswith("ko/") for row in split)  # rows of the column only
+    assert answered >= 5

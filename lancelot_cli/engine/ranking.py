@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 
 from lancelot_cli.engine.strength import by_meaning
 from lancelot_cli.models import Hit, TextRanking
-from lancelot_cli.storage.analyzer import DEFAULT, Analysis, holds_term, share_of_terms
+from lancelot_cli.storage.analyzer import (
+    DEFAULT,
+    ROW_TEXT_COLUMNS,
+    Analysis,
+    holds_term,
+    query_terms,
+    share_of_terms,
+)
 from lancelot_cli.storage.facts import TableFacts
 from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, KIND, PATH, TITLE
@@ -25,7 +32,10 @@ RRF_K = 10
 HYBRID_DEPTH = 100  # candidates taken from each ranking before fusing
 IDENTIFIER_DEPTH = 50  # BM25 candidates re-ordered when a query looks up identifiers
 # Bookkeeping columns of `lancelot index` and LanceDB's score columns: never sent as metadata.
-HIDDEN_COLUMNS = frozenset({"_score", "_distance", "_relevance_score", "_rowid", HASH, *FILE_STATE})
+# (The text of rows in their own language, ``text_ko``..., is the text again: storage/analyzer.py.)
+HIDDEN_COLUMNS = frozenset(
+    {"_score", "_distance", "_relevance_score", "_rowid", HASH, *FILE_STATE, *ROW_TEXT_COLUMNS.values()}
+)
 # BM25 of the query in these columns (each with its own full-text index, built by `lancelot index`),
 # times the weight, is added to the text's BM25. Tuned on the `tune` half of the PostgreSQL known-item
 # questions (tests/benchmarks/known_items.py): title weight 0.25 to 0.3 (title and heading path
@@ -169,11 +179,15 @@ def text_note(ask: Ask) -> str | None:
 def shorter_than_grams(ask: Ask) -> int | None:
     """The index's shortest piece when it is cut into character grams (Korean: 2-3) and every word
     of the query is shorter (a one-syllable Korean query: the index holds no such term), else None."""
-    options = dict(ask.analysis)
-    if options.get("base_tokenizer") != "ngram" or not ask.words:
+    if not ask.words:
         return None
-    shortest = int(options.get("ngram_min_length") or 1)
-    return shortest if all(len(word) < shortest for word in ask.words) else None
+    for analysis in (ask.analysis, *row_analyses(ask)):  # (Korean rows' own column: its n-grams)
+        options = dict(analysis)
+        if options.get("base_tokenizer") == "ngram":
+            shortest = int(options.get("ngram_min_length") or 1)
+            if all(len(word) < shortest for word in ask.words):
+                return shortest
+    return None
 
 
 def text_ranked(ask: Ask) -> tuple[Ranked, TextRanking, str | None]:
@@ -264,7 +278,20 @@ def is_seen(row: Row, ask: Ask, *others: Ask) -> bool:
     if any(matched_share(visible, a.words) > 0 for a in asks):
         return True
     terms = frozenset().union(*(a.terms for a in asks))
-    return holds_term(visible, terms, ask.analysis)
+    if holds_term(visible, terms, ask.analysis):
+        return True
+    # a row found in its own language's index (Korean n-grams) holds the query's terms as that one makes them
+    return any(
+        holds_term(visible, frozenset().union(*(query_terms(a.query, analysis) for a in asks)), analysis)
+        for analysis in row_analyses(ask)
+    )
+
+
+def row_analyses(ask: Ask) -> list[Analysis]:
+    """How the columns of rows in their own language that the query also runs in analyze words
+    (``ReadOnlyTable.row_text_columns``); none on most tables."""
+    columns = ask.tbl.row_text_columns(ask.query, ask.text_col) if ask.text_col in ask.facts.fts_columns else []
+    return [ask.facts.analyses[column] for column in columns if column in ask.facts.analyses]
 
 
 def capped(rows: Sequence[Row], ask: Ask) -> list[Row]:
@@ -357,7 +384,11 @@ def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None, s
 def _strength(row: Row, ask: Ask, text: str, title: str) -> float:
     """The share of the query's terms the hit's text, title or heading path holds, as the index
     analyzes words (stemmed, common words left out): engine/strength.py says why and how it is used."""
-    return round(share_of_terms(" ".join((text, title, str(row.get(HEADING) or ""))), ask.terms, ask.analysis), 2)
+    visible = " ".join((text, title, str(row.get(HEADING) or "")))
+    share = share_of_terms(visible, ask.terms, ask.analysis)
+    for analysis in row_analyses(ask) if share < 1 else []:
+        share = max(share, share_of_terms(visible, query_terms(ask.query, analysis), analysis))
+    return round(share, 2)
 
 
 def _number(value: Any) -> float:

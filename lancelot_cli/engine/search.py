@@ -228,7 +228,8 @@ def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
     is a strong hit), and the phrasings that found it."""
     row = entry.row
     text = str(row.get(asks[0].text_col) or "")
-    seen = text_terms(" ".join((text, str(row.get(TITLE) or ""), str(row.get(HEADING) or ""))), asks[0].analysis)
+    visible = " ".join((text, str(row.get(TITLE) or ""), str(row.get(HEADING) or "")))
+    seen = text_terms(visible, asks[0].analysis)
     # a phrasing with no index terms (a word shorter than a gram index's pieces) counts its words as written
     shares = [
         len(a.terms & seen) / len(a.terms)
@@ -238,6 +239,13 @@ def _phrasings_hit(entry: phrasings.Fused, asks: list[ranking.Ask]) -> Hit:
         else 0.0
         for a in asks
     ]
+    # a row in its own language's index (Korean n-grams) holds a phrasing's terms as that index makes them
+    for analysis in ranking.row_analyses(asks[0]) if max(shares, default=0.0) < 1 else []:
+        own = text_terms(visible, analysis)
+        shares = [
+            max(share, len(terms & own) / len(terms) if (terms := query_terms(a.query, analysis)) else 0.0)
+            for share, a in zip(shares, asks, strict=True)
+        ]
     best = max(range(len(asks)), key=lambda n: (shares[n], -n))
     hit = ranking.hit(row, asks[best], entry.score, strength=round(shares[best], 2))
     matched = max(matched_share(text, a.words) for a in asks)

@@ -11,8 +11,10 @@ Two passes over a sample of the text, both linear:
 Each script's amount becomes a number of words (a Hangul word is about 3 syllables, a Chinese or
 Japanese one about 2 characters, a Latin one about 6 letters), and every language with at least
 ``MIN_SHARE`` of them is kept, most first. A Korean manual whose code samples are in English is
-``["ko", "en"]``: the server's instructions tell an agent to phrase its searches in Korean, and
-the full-text index is built for Korean (storage/analyzer.py ``fts_options``).
+``["ko", "en"]``: the server's instructions tell an agent to phrase its searches in Korean. The
+table's first language chooses its text index's analysis (storage/analyzer.py ``fts_options``);
+each document's own (``document_language``) gives its rows a column in their language's analysis
+when that differs (``analyzer.row_text_language``: Korean n-grams on the Korean rows only).
 
 No library: the candidates are few and the texts long, where counting function words is reliable
 (on the tuning corpora: every one of 16 detected as its language, tests/test_languages.py).
@@ -24,32 +26,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-SAMPLE_CHARS = 2_000_000  # of text looked at, spread over the whole table
+from lancelot_cli.storage.function_words import LANGUAGE_OF as _LANGUAGE_OF
+
+SAMPLE_CHARS = 200_000  # of text looked at, spread over the whole table (2M gave the same answers, 6x slower)
 MIN_SHARE = 0.1
 MAX_LANGUAGES = 3
-
-# Frequent short words, as they are written (lower case). A word listed for two languages ("que",
-# "de", "la") says nothing and is not counted: only the words of one language vote. Words that are
-# also English ("as", "do", "no", "van", "com" of .com) or German ("um", "da") are left out of the
-# others' lists.
-_FUNCTION_WORDS = {
-    "en": "the and of to is that for with are this be you can it which from by an not or have will",
-    "de": "der die das und ist nicht mit den von zu ein eine auf für sich wird werden auch oder sie dem des im wenn",
-    "fr": "le les et des est une pour que dans qui pas sur avec sont vous du au ou peut ce cette la il de",
-    "es": "el los las que y en un una por con para es del se como puede más o al su lo este de la",
-    "pt": "o os que e em uma para não são você pode na dos das ao de também",
-    "it": "il gli di che e un una per con del della sono è può nel alla questo dei la",
-    "nl": "de het een en is dat op te zijn niet met voor je kan worden wordt deze",
-}
-_LANGUAGE_OF: dict[str, str] = {}
-_SHARED: set[str] = set()
-for _code, _words in _FUNCTION_WORDS.items():
-    for _word in _words.split():
-        if _word in _LANGUAGE_OF and _LANGUAGE_OF[_word] != _code:
-            _SHARED.add(_word)
-        _LANGUAGE_OF[_word] = _code
-for _word in _SHARED:
-    del _LANGUAGE_OF[_word]
 
 _SCRIPTS = re.compile(
     r"(?P<hangul>[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+)"
@@ -109,6 +90,14 @@ def detect_documents(documents: Mapping[str, list[str]]) -> list[str]:
     ranked = [code for code, count in votes.most_common() if count >= MIN_SHARE * total]
     others = [code for code in detect(t for texts in documents.values() for t in texts) if code not in ranked]
     return (ranked + others)[:MAX_LANGUAGES]
+
+
+def document_language(texts: Iterable[str]) -> str | None:
+    """The language of one document's rows (``texts``: its first chunks): its first detected
+    language, but Korean whenever it holds a share of Hangul (a Korean page whose code samples
+    outweigh its prose is still read by Korean readers, in Korean). None with no letters."""
+    found = detect(texts)
+    return "ko" if "ko" in found else (found[0] if found else None)
 
 
 def _sample(texts: Iterable[str]) -> Iterable[str]:

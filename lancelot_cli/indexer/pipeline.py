@@ -33,7 +33,7 @@ from lancelot_cli.indexer.job import (
 from lancelot_cli.indexer.plan import Plan, plan_run
 from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.report import IndexReport
-from lancelot_cli.indexer.rows import rows_for
+from lancelot_cli.indexer.rows import mark_row_languages, rows_for
 from lancelot_cli.indexer.saved_options import (
     DEFAULT_OPTIONS,
     chunk_size,
@@ -50,6 +50,7 @@ from lancelot_cli.indexer.signals import (
 )
 from lancelot_cli.indexer.sources import NothingToIndex, SourceError, nothing_readable
 from lancelot_cli.storage import disk
+from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, text_languages
 from lancelot_cli.storage.schema import (
     HASH,
     PATH,
@@ -129,6 +130,8 @@ def _run(job: IndexJob, owns: bool) -> IndexReport:
             if known is not None and known.current:  # the table is as the last run left it
                 embedding = _embedding(job, known.stored_model, known.options)
                 plan = plan_run(job, None, report, known)
+                if plan.saved.get("rowLanguages"):  # kept as saved (``row_languages``)
+                    plan.chosen["rowLanguages"] = True
                 if nothing_to_do(plan, known, embedding):
                     answer_from_ledger(job, plan, known, embedding, report)
                     report.text_seconds = time.perf_counter() - started
@@ -173,8 +176,13 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
     if not rows and not writer.exists:
         raise NothingToIndex(nothing_readable(job.source, report.skipped, report.extra_hint))
     report.skipped[:0] = plan.found.skipped  # links not followed, folders that cannot be read
-    choose_languages(job, writer, plan, rows, report)
+    apart = row_languages(job, writer, plan)
+    choose_languages(job, writer, plan, rows, report, apart)
     cap_front_matter(writer, rows, job.options.rebuild, report)
+    if apart:
+        mark_row_languages(rows, text_languages(report.languages, rows_apart=True))
+        if job.options.rebuild:
+            writer.drop_row_text_columns({key for row in rows for key in row if key in LANGUAGE_OF_COLUMN})
     column = attach_vectors(writer, rows, embedding, report)
     states = read_states(rows)  # taken now: the commit may empty ``rows`` (Text.rows)
     commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
@@ -199,7 +207,9 @@ LANGUAGE_SAMPLE = 1000  # documents (chunks, for a table of an earlier Lancelot)
 CHUNKS_PER_DOCUMENT = 3
 
 
-def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, report: IndexReport) -> None:
+def choose_languages(
+    job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows, report: IndexReport, rows_apart: bool = False
+) -> None:
     """The languages of the table's documents (indexer/languages.py), which its full-text indexes
     are built for: as saved with the table, else read off this run's chunks, and for a table of an
     earlier Lancelot off a sample of its rows too. A new table and ``--rebuild`` read them anew;
@@ -223,7 +233,16 @@ def choose_languages(job: IndexJob, writer: TableWriter, plan: Plan, rows: Rows,
         found = detect_documents(documents)
     report.languages, report.languages_found = found, True
     plan.chosen["languages"] = report.languages
-    writer.use_languages(report.languages)
+    writer.use_languages(report.languages, rows_apart)
+
+
+def row_languages(job: IndexJob, writer: TableWriter, plan: Plan) -> bool:
+    """Whether the run gives rows their own language's column (rows.py ``mark_row_languages``): a
+    new table, ``--rebuild`` and a table made so. A table of an earlier Lancelot keeps one analysis
+    until ``--rebuild`` (its unchanged rows would lack the columns)."""
+    if plan.saved.get("rowLanguages") or not writer.exists or job.options.rebuild:
+        plan.chosen["rowLanguages"] = True
+    return bool(plan.chosen.get("rowLanguages"))
 
 
 def read_changed(job: IndexJob, plan: Plan, report: IndexReport) -> tuple[Rows, set[str]]:

@@ -4,6 +4,7 @@ where it sits, a content hash that says when it changed, and its file's state an
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from lancelot_cli.indexer.chunking import CHUNK_CHARS, chunk_lines, chunk_text, heading_paths, line_windows
@@ -31,6 +32,31 @@ Piece = tuple[str, str, str | None, int | None, int | None, int | None]
 
 def chunk_hash(title: str, text: str) -> str:
     return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:16]
+
+
+# A document's language is read off its first chunks (as the table's languages are: languages.py).
+LANGUAGE_CHUNKS = 3
+
+
+def mark_row_languages(rows: list[dict[str, Any]], table_languages: Sequence[str]) -> None:
+    """Give each row whose document is in a language analyzed otherwise than the table's text index
+    (``analyzer.row_text_language``) its text in that language's column (``text_ko``...). The
+    language is part of the row's hash, so a run that marks a row another way rewrites it, and the
+    same folder gives the same rows however it was indexed (each document decides alone)."""
+    from lancelot_cli.indexer.languages import document_language
+    from lancelot_cli.storage.analyzer import ROW_TEXT_COLUMNS, row_text_language
+
+    chunks: dict[str, list[str]] = {}
+    for row in rows:
+        texts = chunks.setdefault(str(row.get(PATH)), [])
+        if len(texts) < LANGUAGE_CHUNKS:
+            texts.append(str(row.get(TEXT) or ""))
+    marks = {path: row_text_language(document_language(texts) or "", table_languages) for path, texts in chunks.items()}
+    for row in rows:
+        code = marks[str(row.get(PATH))]
+        if code is not None:
+            row[ROW_TEXT_COLUMNS[code]] = row[TEXT]
+            row[HASH] = hashlib.sha256(f"{row[HASH]}\x00{code}".encode()).hexdigest()[:16]
 
 
 def rows_for(

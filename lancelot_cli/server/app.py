@@ -95,10 +95,14 @@ def _languages(path: str, tables: list[str]) -> list[str]:
     said = [f"table {table} is in {language_names(codes)}" for table, codes in found.items() if codes]
     if not said:
         return []
-    return [
-        "Languages: " + "; ".join(said) + ". Search in a table's first language (the query as the user "
-        "asked it, and queries written in that language with the documents' own terms)."
-    ]
+    advice = (
+        ". Search in a table's first language (the query as the user asked it, and queries written in "
+        "that language with the documents' own terms)"
+    )
+    if any(len(codes) > 1 for codes in found.values()):
+        # issue 51: each page is analysed in its own language, so a page is found by words of its language
+        advice += "; in a table of several languages, also a query in each of its other languages"
+    return ["Languages: " + "; ".join(said) + advice + "."]
 
 
 def _contents(path: str, tables: list[str]) -> list[str]:

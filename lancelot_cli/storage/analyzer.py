@@ -119,7 +119,8 @@ BY_LANGUAGE: dict[str, dict[str, Any]] = {
     "fr": {"language": "French", "custom_stop_words": None},
     "es": {"language": "Spanish", "custom_stop_words": None},
     # Korean glues particles to nouns (파일을, 파일에서) and ICU splits only at spaces: overlapping
-    # 2- and 3-character grams match a noun whatever follows it. Tune splits, query only: 0.748 ->
+    # 2- and 3-character grams match a noun whatever follows it (in a table made since issue 51,
+    # only the Korean rows' own column is cut so: ``ROWS_ONLY``). Tune splits, query only: 0.748 ->
     # 0.860 (FastAPI's Korean docs and the Debian FAQ; 2-2 grams 0.829, 3-3 0.845).
     "ko": {
         "base_tokenizer": "ngram",
@@ -135,6 +136,56 @@ BY_LANGUAGE: dict[str, dict[str, Any]] = {
 def fts_options(languages: Sequence[str] = ()) -> dict[str, Any]:
     """The full-text index options of a table whose documents are in ``languages``, most first."""
     return {**FTS_OPTIONS, **BY_LANGUAGE.get(languages[0] if languages else "en", {})}
+
+
+# Each row in its own language (issue 51): the ``text`` index keeps the table's analysis (that of
+# its first language), and a row whose document is in another language with another analysis
+# also has its text in that language's column (``text_ko``: Korean n-grams on the Korean rows
+# only), null on every other row, with a full-text index of its own. A search runs the query
+# through the analyses that fit its script and fuses them (storage/read_table.py).
+ROW_LANGUAGES = ("en", *BY_LANGUAGE)
+ROW_TEXT_COLUMNS = {code: f"text_{code}" for code in ROW_LANGUAGES}
+LANGUAGE_OF_COLUMN = {column: code for code, column in ROW_TEXT_COLUMNS.items()}
+_HANGUL = re.compile("[\uac00-\ud7af]")
+
+
+# Analyses given only to the rows that need them once rows have their own columns: Korean n-grams
+# index 6x slower and 3x bigger than English (issue 51), and cut a table's English pages into
+# pieces with no stemming.
+ROWS_ONLY = frozenset({"ko"})
+
+
+def text_languages(languages: Sequence[str], rows_apart: bool) -> list[str]:
+    """The table's languages as its text index's analysis reads them (``fts_options``): without
+    ``ROWS_ONLY`` ones when rows have their own columns (``rowLanguages``)."""
+    return [code for code in languages if code not in ROWS_ONLY] if rows_apart else list(languages)
+
+
+def row_text_language(document: str, table: Sequence[str]) -> str | None:
+    """The language whose column a row of a document in ``document`` (its first detected language)
+    also writes its text to, in a table whose languages are ``table`` (``text_languages``): None when the text index's
+    analysis is already the document's (or the language has no analysis of its own)."""
+    if document not in ROW_TEXT_COLUMNS:
+        return None
+    return None if fts_options([document]) == fts_options(table) else document
+
+
+def query_languages(query: str) -> tuple[str, ...]:
+    """The row languages a query is searched in besides the text index: Korean when it holds
+    Hangul; a Latin-script language when most of its function and question words are that
+    language's (``wie kann ich``; a query of names and identifiers has none). Each side index
+    weighs words by how rare they are among its own rows, so a German question run in the index
+    of a table's English rows made the German words of a half-translated page look rare: its
+    first hit on 12 of 40 questions (tests/benchmarks/README.md, "Each row in its own language")."""
+    from lancelot_cli.storage.function_words import query_votes
+
+    found: list[str] = []
+    votes = query_votes(query).most_common(2)
+    if votes and (len(votes) == 1 or votes[0][1] > votes[1][1]) and votes[0][0] in ROW_TEXT_COLUMNS:
+        found.append(votes[0][0])
+    if _HANGUL.search(query):
+        found.append("ko")
+    return tuple(found)
 
 
 def fts_config(options: Mapping[str, Any] | None = None) -> FTS:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lancelot_cli.storage.analyzer import FTS_OPTIONS, same_analysis
+from lancelot_cli.storage.analyzer import FTS_OPTIONS, ROW_TEXT_COLUMNS, same_analysis
 from lancelot_cli.storage.facts import is_fts
 from lancelot_cli.storage.schema import (
     CHUNK,
@@ -106,7 +106,7 @@ def complete(row: dict[str, Any], schema: Any) -> dict[str, Any]:
     return {f.name: row.get(f.name) if f.name in OWN_COLUMNS else coerce(row.get(f.name), f.type) for f in schema}
 
 
-OWN_COLUMNS = frozenset({*COLUMNS, VECTOR})
+OWN_COLUMNS = frozenset({*COLUMNS, VECTOR, *ROW_TEXT_COLUMNS.values()})
 
 
 def sql_string(value: str) -> str:

@@ -47,9 +47,11 @@ def search(
     limit: int,
     columns: Sequence[str],
     where: str | None,
+    required: bool = False,
 ) -> list[Row] | None:
     """The combined query's rows (``columns`` plus ``_score``, best first), or None when they
-    cannot be had for sure this way (see the module docstring)."""
+    cannot be had for sure this way (see the module docstring). ``required``: the text column's
+    clause is a MUST (``read_table.fts_query``), so a row it does not match scores nothing."""
     handle = _async_handle(table)
     if handle is None or limit < 1:
         return None
@@ -64,8 +66,9 @@ def search(
     reach = sum(w * m for (_, w), m in zip(weighted, maxima, strict=True))  # the most the weighted columns add
     text = _pruned(text, limit, reach)
     by_column = _weighted_scores(handle, words, weighted, maxima, text)  # round trip 2
-    top = _top(text, weighted, by_column, limit)
-    if not _sure(top, limit, (last_text if full else 0.0) + reach):
+    top = _top(text, weighted, by_column, limit, required)
+    outside = last_text + reach if full else (0.0 if required else reach)
+    if not _sure(top, limit, outside):
         return None
     # Only the top rows are read, once they are known: reading the text's best 2x limit meanwhile
     # (saving this round trip) read twice the rows, and on 2 busy cores that cost more (1M chunks:
@@ -161,11 +164,12 @@ def _top(
     weighted: list[tuple[str, float]],
     by_column: Mapping[str, Mapping[int, float]],
     limit: int,
+    required: bool = False,
 ) -> list[tuple[float, int]]:
     """The best ``limit`` (total, row id) of the candidates."""
     # Equal totals in row-id order, as the combined query puts them (its ties are broken by row
     # address, which is the row id of a table without stable row ids, as `lancelot index` makes).
-    ranked = sorted((-_total(score, row_id, weighted, by_column), row_id) for row_id, score in text)
+    ranked = sorted((-_total(score, row_id, weighted, by_column, required), row_id) for row_id, score in text)
     return [(-negative, row_id) for negative, row_id in ranked[:limit]]
 
 
@@ -194,11 +198,21 @@ def _fully_indexed(table: Any, columns: list[str]) -> bool:
 
 
 def _total(
-    text_score: float, row_id: int, weighted: list[tuple[str, float]], by_column: Mapping[str, Mapping[int, float]]
+    text_score: float,
+    row_id: int,
+    weighted: list[tuple[str, float]],
+    by_column: Mapping[str, Mapping[int, float]],
+    required: bool = False,
 ) -> float:
-    """The combined query's score: float32 sums in clause order, as LanceDB adds them."""
+    """The combined query's score: float32 sums in clause order, as LanceDB adds them (with the
+    text's clause a MUST, the SHOULD clauses' sum is added to it)."""
     import numpy as np
 
+    if required:
+        should = np.float32(0.0)
+        for name, weight in weighted:
+            should = np.float32(should + np.float32(weight) * np.float32(by_column.get(name, {}).get(row_id, 0.0)))
+        return float(np.float32(np.float32(text_score) + should))
     total = np.float32(text_score)
     for name, weight in weighted:
         total = np.float32(total + np.float32(weight) * np.float32(by_column.get(name, {}).get(row_id, 0.0)))

@@ -7,16 +7,21 @@ Reads return plain rows (lists of dicts), never Arrow objects. Tables come from
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
 from lancelot_cli.errors import ColumnNotFoundError
 from lancelot_cli.storage import damage
-from lancelot_cli.storage.analyzer import match_query
+from lancelot_cli.storage.analyzer import ROW_TEXT_COLUMNS, match_query, query_languages
 from lancelot_cli.storage.facts import TableFacts, fts_indices, table_facts
 from lancelot_cli.storage.filters import RowFilter, where_expression
+from lancelot_cli.storage.schema import ID, TEXT
 
 Row = dict[str, Any]
+# Threads for the searches in the columns of rows in their own language (``row_text_columns``),
+# run while the text index is searched (LanceDB works outside the GIL); started on first use.
+_SIDES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lancelot-languages")
 # A search with the vector index (IVF_PQ) reads this many partitions at least, and re-ranks about
 # this many candidates (at least the limit) by their stored vectors: recall@10 against a flat
 # search follows the candidates, 0.93 with 240, 0.98 with 540 at 1M chunks (tests/benchmarks/README.md,
@@ -108,6 +113,15 @@ class ReadOnlyTable:
         """Rows whose vector is null (chunks added without `--embed`)."""
         return int(self._table.count_rows(f"{_quote_identifier(column)} IS NULL"))
 
+    def row_text_columns(self, query: str, column: str) -> list[str]:
+        """The columns of rows in their own language (``text_ko``...) that a search of ``query`` in
+        ``column`` also runs in: for the text column, those with a full-text index whose language
+        the query's script can be (none for a "quoted phrase")."""
+        if column != TEXT or '"' in query:
+            return []
+        fts_columns = self.facts.fts_columns
+        return [ROW_TEXT_COLUMNS[code] for code in query_languages(query) if ROW_TEXT_COLUMNS[code] in fts_columns]
+
     def fts(
         self,
         query: str,
@@ -121,17 +135,50 @@ class ReadOnlyTable:
         """BM25 hits with ``_score`` (higher is better), among the rows the filter allows. With
         ``boosts`` (column -> weight), the query's words are also matched in those columns and each
         one's BM25 score, times its weight, is added to the text column's (see ``fts_query``).
-        ``row_ids``: each row also has its ``_rowid`` (not on a table large enough for ``fts_split``)."""
+        ``row_ids``: each row also has its ``_rowid`` (not on a table large enough for ``fts_split``).
+        A table whose rows of other languages have their own columns is searched in those that fit
+        the query too, and the rankings fused (``row_languages.fuse``)."""
+        sides = self.row_text_columns(query, column)
+        if not sides:
+            return self._fts(query, column, limit, columns, row_filter, boosts, row_ids)
+        from lancelot_cli.storage.row_languages import fuse
+
+        wanted = [*columns, ID] if ID not in columns else list(columns)
+        others = [
+            _SIDES.submit(self._fts, query, name, limit, wanted, row_filter, boosts, row_ids, True) for name in sides
+        ]
+        lists = [self._fts(query, column, limit, wanted, row_filter, boosts, row_ids), *(f.result() for f in others)]
+        fused = fuse([[(row[ID], float(row["_score"])) for row in rows] for rows in lists], limit)
+        by_key = {row[ID]: row for rows in reversed(lists) for row in rows}
+        found = [{**by_key[key], "_score": score} for key, score in fused]
+        if ID not in columns:
+            for row in found:
+                row.pop(ID, None)
+        return found
+
+    def _fts(
+        self,
+        query: str,
+        column: str,
+        limit: int,
+        columns: Sequence[str],
+        row_filter: RowFilter | None = None,
+        boosts: Mapping[str, float] | None = None,
+        row_ids: bool = False,
+        required: bool = False,
+    ) -> list[Row]:
+        """``fts`` in one column; ``required``: only rows that match there (a language's column,
+        whose boosted title, heading and path match rows of every language)."""
         if boosts and '"' not in query:
             from lancelot_cli.storage import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
                 rows = fts_split.search(
-                    self._table, query, column, boosts, limit, columns, where_expression(row_filter)
+                    self._table, query, column, boosts, limit, columns, where_expression(row_filter), required
                 )
                 if rows is not None:
                     return rows
-            search = self._table.search(fts_query(query, column, boosts), query_type="fts")
+            search = self._table.search(fts_query(query, column, boosts, required), query_type="fts")
         else:
             search = self._table.search(query, query_type="fts", fts_columns=column)
         search = _filtered(search, row_filter).limit(limit).with_row_id(row_ids)
@@ -149,16 +196,44 @@ class ReadOnlyTable:
         with others, whose few best rows are then read once (``take``). Reading 60 rows' columns
         costs more than ranking them (FastAPI docs: 4.5 ms against 1.9). None on a table large
         enough for ``fts_split``, whose rows come whole."""
+        sides = self.row_text_columns(query, column)
+        if not sides:
+            scored = self._fts_scores(query, column, limit, row_filter, boosts)
+            return None if scored is None else [row_id for row_id, _ in scored]
+        from lancelot_cli.storage.row_languages import fuse
+
+        others = [_SIDES.submit(self._fts_scores, query, name, limit, row_filter, boosts, True) for name in sides]
+        lists = [self._fts_scores(query, column, limit, row_filter, boosts), *(f.result() for f in others)]
+        if any(scored is None for scored in lists):
+            return None
+        return [row_id for row_id, _ in fuse([scored or [] for scored in lists], limit)]
+
+    def _fts_scores(
+        self,
+        query: str,
+        column: str,
+        limit: int,
+        row_filter: RowFilter | None = None,
+        boosts: Mapping[str, float] | None = None,
+        required: bool = False,
+    ) -> list[tuple[int, float]] | None:
+        """``fts_ids`` in one column, each row id with its score (``required``: as ``_fts``)."""
         if boosts and '"' not in query:
             from lancelot_cli.storage import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:
                 return None
-            search = self._table.search(fts_query(query, column, boosts), query_type="fts")
+            search = self._table.search(fts_query(query, column, boosts, required), query_type="fts")
         else:
             search = self._table.search(query, query_type="fts", fts_columns=column)
         data = _filtered(search, row_filter).limit(limit).with_row_id(True).select(["_score"]).to_arrow()
-        return [int(row_id) for row_id in data.column("_rowid").to_pylist()]
+        return list(
+            zip(
+                (int(row_id) for row_id in data.column("_rowid").to_pylist()),
+                (float(score) for score in data.column("_score").to_pylist()),
+                strict=True,
+            )
+        )
 
     def nearest_ids(
         self, vector: Sequence[float], column: str, limit: int, row_filter: RowFilter | None = None
@@ -220,14 +295,16 @@ class ReadOnlyTable:
         return _filtered(self._table.search(), row_filter).select(list(columns)).limit(None).to_arrow()
 
 
-def fts_query(words: str, column: str, boosts: Mapping[str, float]) -> Any:
+def fts_query(words: str, column: str, boosts: Mapping[str, float], required: bool = False) -> Any:
     """The full-text query for ``words`` in ``column`` plus the ``boosts`` columns (each with its
     own full-text index): one SHOULD clause per column, so a row's score is the sum of the columns'
     BM25 scores, each times its weight. (LanceDB's MultiMatchQuery keeps only the best column's
-    score, so a page whose title and text both match would not gain from the title.)"""
+    score, so a page whose title and text both match would not gain from the title.) ``required``:
+    ``column``'s clause is a MUST (only rows that match there)."""
     from lancedb.query import BooleanQuery, FullTextQuery, Occur
 
-    clauses: list[tuple[Occur, FullTextQuery]] = [(Occur.SHOULD, match_query(words, column))]
+    first = Occur.MUST if required else Occur.SHOULD
+    clauses: list[tuple[Occur, FullTextQuery]] = [(first, match_query(words, column))]
     clauses += [
         (Occur.SHOULD, match_query(words, name, boost=float(weight)))
         for name, weight in boosts.items()

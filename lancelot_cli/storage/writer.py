@@ -35,7 +35,7 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage import ann, damage
-from lancelot_cli.storage.analyzer import fts_config, fts_options
+from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, fts_config, fts_options, text_languages
 from lancelot_cli.storage.columns import (
     OWN_COLUMNS,
     complete,
@@ -61,6 +61,7 @@ from lancelot_cli.storage.schema import (
     is_local,
 )
 from lancelot_cli.storage.write_guard import guard, with_room
+from lancelot_cli.storage.writer_first import create_row_text_index, row_text_columns
 from lancelot_cli.storage.writer_new import build_in_place
 from lancelot_cli.storage.writer_new import create_indexed as _create_indexed  # (tests build with it)
 from lancelot_cli.storage.writer_notes import TableNotes
@@ -129,13 +130,15 @@ class TableWriter(VectorWrites, TableNotes):
         """How this table's full-text indexes analyze words: for the languages saved with it
         (``use_languages`` sets others for the run's commit)."""
         if self._fts is None:
-            self._fts = fts_options(self.index_options().get("languages") or [])
+            saved = self.index_options()
+            self._fts = fts_options(text_languages(saved.get("languages") or [], bool(saved.get("rowLanguages"))))
         return self._fts
 
-    def use_languages(self, languages: Sequence[str]) -> None:
+    def use_languages(self, languages: Sequence[str], rows_apart: bool = False) -> None:
         """Build the table's full-text indexes for ``languages`` (most first): a new table's at its
-        first write, an existing one's by ``rebuild_text_indexes``."""
-        self._fts = fts_options(languages)
+        first write, an existing one's by ``rebuild_text_indexes``. ``rows_apart``: rows of other
+        languages have their own columns (``analyzer.text_languages``)."""
+        self._fts = fts_options(text_languages(languages, rows_apart))
 
     def rebuild_text_indexes(self) -> list[str]:
         """Build each full-text index that is missing or was built with other options than ``fts``
@@ -150,6 +153,11 @@ class TableWriter(VectorWrites, TableNotes):
                 # (and search the text alone while a table has no title/heading/path index).
                 with guard("write", self.db_uri, self.name):
                     self._tbl.create_index(column, config=fts_config(self.fts), name=index_name, replace=True)
+                built.append(column)
+        for column in row_text_columns(self._tbl.schema.names):
+            if column not in indexed or fts_outdated(self._tbl, column, fts_options([LANGUAGE_OF_COLUMN[column]])):
+                with guard("write", self.db_uri, self.name):
+                    create_row_text_index(self._tbl, column)
                 built.append(column)
         return built
 
@@ -279,6 +287,7 @@ class TableWriter(VectorWrites, TableNotes):
                 if vectors_changed:
                     self._replace_vector_column(model, dimension)  # type: ignore[arg-type]
                 self._merge(rows, paths, every_row=vectors_changed)
+                self._index_new_row_text_columns()
 
         with_room(self._tbl, self.db_uri, merge)
         optimized = with_room(self._tbl, self.db_uri, self.optimize, committed=True)
@@ -359,6 +368,29 @@ class TableWriter(VectorWrites, TableNotes):
         new = sorted({key for row in rows for key in row} - names - {VECTOR})
         if new:
             self._tbl.add_columns([pa.field(key, infer_type(row.get(key) for row in rows)) for key in new])
+
+    def _index_new_row_text_columns(self) -> None:
+        """A full-text index for each language's text column the merge added (the first row of a
+        language new to the table); later rows are folded in as the other indexes' are."""
+        indexed = fts_columns(self._tbl)
+        for column in row_text_columns(self._tbl.schema.names):
+            if column not in indexed:
+                create_row_text_index(self._tbl, column)
+
+    def drop_row_text_columns(self, keep: set[str]) -> list[str]:
+        """Drop the columns of rows in their own language (``text_ko``...) not in ``keep``
+        (``--rebuild``: a language that became the table's own, or whose pages are gone), so the
+        table is the one a fresh run makes. One commit; returns their names."""
+        if self._tbl is None:
+            return []
+        stale = sorted(set(row_text_columns(self._tbl.schema.names)) - keep)
+        if stale:
+            with guard("write", self.db_uri, self.name):
+                for column in stale:  # (an index on a dropped column would be left behind)
+                    if f"{column}_idx" in {index.name for index in self._tbl.list_indices()}:
+                        self._tbl.drop_index(f"{column}_idx")
+                self._tbl.drop_columns(stale)
+        return stale
 
     def front_matter_columns(self) -> set[str]:
         """The table's columns that front matter added (all but the indexer's own)."""

@@ -22,11 +22,11 @@ make (tests/test_first_write.py), in 5 versions instead of 7.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage import heap
-from lancelot_cli.storage.analyzer import fts_config
+from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, fts_config, fts_options
 from lancelot_cli.storage.columns import OWN_COLUMNS, coerce, infer_type, table_schema
 from lancelot_cli.storage.schema import FIELD_INDEX_NAMES, FTS_INDEX_NAME, MODEL_TAG, OPTIONS_TAG, PATH, TEXT, VECTOR
 
@@ -130,3 +130,16 @@ def create_text_indexes(tbl: Any, fts: Mapping[str, Any] | None = None) -> None:
     tbl.create_index(TEXT, config=fts_config(fts), name=FTS_INDEX_NAME)
     for column, index_name in FIELD_INDEX_NAMES.items():
         tbl.create_index(column, config=fts_config(fts), name=index_name)
+    for column in row_text_columns(tbl.schema.names):
+        create_row_text_index(tbl, column)
+
+
+def row_text_columns(names: Iterable[str]) -> list[str]:
+    """The columns among ``names`` that hold the text of the rows of one language (``text_ko``...)."""
+    return [name for name in names if name in LANGUAGE_OF_COLUMN]
+
+
+def create_row_text_index(tbl: Any, column: str) -> None:
+    """The full-text index of one language's text column, analyzed as that language's."""
+    options = fts_options([LANGUAGE_OF_COLUMN[column]])
+    tbl.create_index(column, config=fts_config(options), name=f"{column}_idx", replace=True)

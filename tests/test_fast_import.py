@@ -16,14 +16,18 @@ from pathlib import Path
 import pytest
 
 from lancelot_cli.storage import lancedb_import
-from tests.conftest import lancelot_command, subprocess_env
+from tests.conftest import subprocess_env
+
+# `python -m lancelot_cli`: an entry point that calls lancelot_cli.startup.start, which sets the deferral up.
+MODULE_COMMAND = [sys.executable, "-m", "lancelot_cli"]
 
 PROBE = r"""
 import json, sys
 def client_models():
     import lance_namespace_urllib3_client.models as models
     return models
-import lancelot_cli.storage
+from lancelot_cli.startup import start
+start()  # what the entry points do first
 from lancelot_cli.storage import lancedb_import as fast
 import lancedb
 loaded = sorted(m for m in sys.modules if m.startswith(("lance_namespace_urllib3_client.api", "urllib3")))
@@ -105,7 +109,9 @@ def test_version_floors_read_plain_numbers_only() -> None:
 UNVERIFIED = """
 import json, sys
 from lancelot_cli.storage import lancedb_import
+from lancelot_cli.startup import start
 lancedb_import.VERIFIED["lancedb"] = (99, 0, 0)  # the installed lancedb now counts as an unverified one
+start()
 from lancelot_cli.engine import Engine
 from lancelot_cli.settings import load
 from lancelot_cli.wire import to_json
@@ -192,7 +198,7 @@ def test_output_is_byte_identical_without_the_deferral(sample_db: Path, args: li
     outputs = []
     for off in ("0", "1"):
         proc = subprocess.run(
-            [*lancelot_command(), *args, "--db", str(sample_db)],
+            [*MODULE_COMMAND, *args, "--db", str(sample_db)],
             capture_output=True,
             env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off),
             timeout=120,
@@ -208,7 +214,7 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
     outputs = []
     for off in ("0", "1"):
         proc = subprocess.run(
-            [*lancelot_command(), "search", "refund policy", "--type", "hybrid", "--json", "--db", str(vector_db)],
+            [*MODULE_COMMAND, "search", "refund policy", "--type", "hybrid", "--json", "--db", str(vector_db)],
             capture_output=True,
             env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off),
             timeout=120,
@@ -223,7 +229,8 @@ def test_vector_search_is_byte_identical_without_the_deferral(vector_env, vector
 def test_only_a_verified_lancedb_gets_the_deferral() -> None:
     """Importing the client alone (no lancedb being imported) is the normal import."""
     code = (
-        "import sys, lancelot_cli.storage\nfrom lancelot_cli.storage import lancedb_import as fast\n"
+        "import sys, lancelot_cli.startup\nlancelot_cli.startup.start()\n"
+        "from lancelot_cli.storage import lancedb_import as fast\n"
         "import lance_namespace_urllib3_client\n"
         "print(fast.deferred, 'lance_namespace_urllib3_client.api' in sys.modules)"
     )

@@ -36,9 +36,10 @@ NOT_INITIALIZED = (
 
 
 def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
-    from lancelot_cli.server.memory import log_tuning, tune_malloc
+    from lancelot_cli.server.memory import log_tuning
+    from lancelot_cli.startup import start_server
 
-    tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
+    tuned = start_server()  # first: while this is the only thread (see server.memory)
     from lancelot_cli.server import collector
 
     collector.pause()  # already paused when `lancelot serve` loaded (cli/app.py); here for any other caller

@@ -2,15 +2,7 @@
 
 ``reader`` (with ``facts`` and ``filters``) is what the server and the engine use: plain rows and
 table facts out, typed filter expressions in. ``writer`` is the indexer's only; ``schema`` is shared.
+
+Importing it changes nothing in the process: the lancedb import deferral (``lancedb_import``) and
+lancedb's log filter are set up by the entry points, through ``lancelot_cli.startup.start``.
 """
-
-import os
-
-from lancelot_cli.storage import lancedb_import
-
-lancedb_import.install()  # before anything imports lancedb: see that module
-# lancedb's Rust log (env_logger, read when lancedb loads) prints WARN lines such as "Failed to read full
-# text search configuration…" with source paths to stderr; what matters reaches us as an error anyway.
-# LANCELOT_LOG_LEVEL=debug, or LANCEDB_LOG set by hand, shows them.
-if os.environ.get("LANCELOT_LOG_LEVEL", "").strip().lower() not in ("debug", "silly"):
-    os.environ.setdefault("LANCEDB_LOG", "error")

@@ -1,7 +1,8 @@
 """Import lancedb without paying for code a local or S3 table never runs.
 
 Three costs of ``import lancedb`` 0.40 on Python 3.11, all removed by one meta-path finder that
-``install()`` puts first on ``sys.meta_path`` (from ``lancelot_cli.storage``, before lancedb loads):
+``install()`` puts first on ``sys.meta_path``. Importing this module does nothing: ``install`` is
+called at start-up by ``lancelot_cli.startup.start`` (the entry points), before lancedb loads.
 
 * ``lance_namespace`` imports the generated REST client ``lance_namespace_urllib3_client``, whose
   package ``__init__`` files import nine API modules (every method wrapped by pydantic's
@@ -30,6 +31,15 @@ annotations, loads the normal way, as does an older or unparsable version. So an
 pin: at worst it loses the speed-up (tests/test_fast_import.py proves that path). Nothing here changes
 what a query returns: tests/test_fast_import.py compares search output with and without it.
 Set ``LANCELOT_NO_FAST_IMPORT=1`` to turn it off.
+
+Why it is kept, although it reads lancedb's dependencies' source (issue 48 #3): lancedb 0.40 imports
+``lance_namespace`` and ``lancedb.embeddings`` from ``lancedb/db.py`` at module level, so no public
+import path (a ``lancedb`` submodule, lazy registration) avoids them. Without it, a one-file
+re-index of the FastAPI docs took 1.81 s of CPU instead of 0.77, a cold ``search`` 2.12 instead of
+0.98, and ``serve`` spawn → first result went from 1.38× to 2.45× a hello-world MCP server (target
+1.5×); peak RSS +18 MiB (tests/benchmarks/README.md, "What the lancedb import deferral saves").
+The fix belongs upstream (the models imported for annotations only, the REST client's package
+``__init__`` files resolved on first use); once a lancedb release has it, delete this module.
 """
 
 from __future__ import annotations

@@ -168,11 +168,12 @@ class TableStatus:
     rows: int = 0
     version: int = 0
     updated_at: str | None = None
-    fts_columns: tuple[str, ...] = ()
+    fts_columns: tuple[str, ...] = field(default=(), metadata={"wire": "fullTextColumns"})
     vectors: tuple[VectorStatus, ...] = ()
     embedding_model: str | None = None
     indexed_at: str | None = None
-    fts_coverage: Mapping[str, int] | None = None  # {"indexed", "unindexed"} when there is an index
+    # {"indexed", "unindexed"} when there is an index
+    fts_coverage: Mapping[str, int] | None = field(default=None, metadata={"wire": "fullTextCoverage"})
     columns: tuple[str, ...] | None = None  # verbose only
     search: str | None = None  # what a search of it does, one line (engine/readiness.py)
     languages: tuple[str, ...] = ()  # what its documents are written in, most first (indexer/languages.py)

@@ -8,12 +8,18 @@ the golden test pins it); ``to_json`` prints it compactly. A query or question i
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import json
 import math
-from typing import Any
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from lancelot_cli import models as m
+
+T = TypeVar("T")
 
 
 def to_json(data: Any) -> str:
@@ -226,111 +232,46 @@ _CONVERTERS: dict[type, Any] = {
 # -- back from the wire: what the CLI renders when the background server answered (cli/background.py) --
 
 
-def search_from_wire(data: dict[str, Any], query: str) -> m.SearchResult:
-    """A search reply's JSON as the model (``query``: the whole query, which the reply echoes capped)."""
-    hits = tuple(
-        m.Hit(
-            id=h["id"],
-            score=h["score"],
-            matched=h["matched"],
-            strength=h.get("strength"),
-            title=h["title"],
-            source=h["source"],
-            snippet=h["snippet"],
-            metadata=h["metadata"],
-            ranks=h.get("ranks"),
-            found_by=tuple(h["foundBy"]) if h.get("foundBy") is not None else None,
-        )
-        for h in data["hits"]
-    )
-    return m.SearchResult(
-        query=query,
-        table=data["table"],
-        search_type=data["searchType"],
-        ranking=data["ranking"],
-        hits=hits,
-        note=data.get("note"),
-        no_good_match=bool(data.get("noGoodMatch", False)),
-        folders=data.get("folders"),
-    )
+def wire_name(name: str) -> str:
+    """The one rule from a Python name to its wire name (``per_document`` -> ``perDocument``); a
+    model field whose wire name is another says so in its metadata (``{"wire": "fullTextColumns"}``)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def context_from_wire(data: dict[str, Any], question: str) -> m.ContextBlock:
-    return m.ContextBlock(
-        question=question,
-        table=data["table"],
-        mode=data["mode"],
-        search_type=data["searchType"],
-        ranking=data["ranking"],
-        budget=data["budget"],
-        included=data["included"],
-        left_out=data["leftOut"],
-        context=data["context"],
-        note=data.get("note"),
-    )
+def from_wire(model: type[T], data: Mapping[str, Any], **given: Any) -> T:
+    """A reply's JSON as ``model``, read field by field by wire name (nested models and tuples too);
+    a key the JSON leaves out keeps the field's default; ``given`` fields are taken as they are
+    (a search's whole query, which its reply echoes capped)."""
+    values = dict(given)
+    for f, hint in _fields(model):
+        name = f.metadata.get("wire") or wire_name(f.name)
+        if f.name not in values and name in data:
+            values[f.name] = _decoded(hint, data[name])
+    return model(**values)
 
 
-def document_from_wire(data: dict[str, Any]) -> m.Document:
-    return m.Document(
-        source=data["source"],
-        title=data["title"],
-        table=data["table"],
-        chunks=data["chunks"],
-        first=data["first"],
-        last=data["last"],
-        included=data["included"],
-        cut=data["cut"],
-        budget=data["budget"],
-        context=data["context"],
-    )
+def _decoded(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:  # X | None
+        return _decoded(args[0], value)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return from_wire(hint, value)
+    if origin is tuple:
+        return tuple(_decoded(args[0], item) for item in value)
+    return value
 
 
-def status_from_wire(data: dict[str, Any]) -> m.Status:
-    conn, emb, d = data["connection"], data["embeddings"], data["defaults"]
-    return m.Status(
-        connection=m.Connection(
-            path=conn["path"],
-            ok=conn["ok"],
-            store=conn.get("store"),
-            consistency_seconds=conn.get("consistencySeconds"),
-            error=conn.get("error"),
-        ),
-        tables=tuple(_table_from_wire(t) for t in data["tables"]),
-        embeddings=m.Embeddings(
-            available=emb["available"],
-            key_source=emb["keySource"],
-            model=emb["model"],
-            dimensions=emb["dimensions"],
-            base_url=emb["baseUrl"],
-        ),
-        defaults=m.Defaults(
-            table=d["table"],
-            text_column=d["textColumn"],
-            vector_column=d["vectorColumn"],
-            limit=d["limit"],
-            context_budget=d["contextBudget"],
-        ),
-    )
+_FIELDS: dict[Any, tuple[tuple[dataclasses.Field[Any], Any], ...]] = {}
 
 
-def _table_from_wire(data: dict[str, Any]) -> m.TableStatus:
-    if "error" in data:
-        return m.TableStatus(name=data["name"], error=data["error"])
-    columns = data.get("columns")
-    return m.TableStatus(
-        name=data["name"],
-        rows=data["rows"],
-        version=data["version"],
-        updated_at=data["updatedAt"],
-        fts_columns=tuple(data["fullTextColumns"]),
-        vectors=tuple(
-            m.VectorStatus(column=v["column"], dimension=v["dimension"], model=v["model"], missing=v["missing"])
-            for v in data["vectors"]
-        ),
-        embedding_model=data.get("embeddingModel"),
-        indexed_at=data.get("indexedAt"),
-        fts_coverage=data.get("fullTextCoverage"),
-        columns=tuple(columns) if columns is not None else None,
-        search=data.get("search"),
-        languages=tuple(data.get("languages", ())),
-    )
+def _fields(model: Any) -> tuple[tuple[dataclasses.Field[Any], Any], ...]:
+    """A model's fields with their resolved types (read once per model)."""
+    found = _FIELDS.get(model)
+    if found is None:
+        hints = typing.get_type_hints(model)
+        found = _FIELDS[model] = tuple((f, hints[f.name]) for f in dataclasses.fields(model))
+    return found

@@ -50,6 +50,20 @@ sys.stdout.flush()
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
 """
 
+# The same, as the console script's `main` runs it: the quick path first (cli/quick.py), then the Typer app.
+QUICK_PROBE = """
+import json, sys
+args = json.loads(sys.argv[1])
+sys.argv = ["lancelot", *args]
+from lancelot_cli.cli import quick
+code = quick.run(args)
+if code is quick.NOT_TAKEN:
+    from lancelot_cli.cli.app import run
+    code = run()
+sys.stdout.flush()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
 
 class Run(NamedTuple):
     code: int
@@ -79,10 +93,10 @@ class Setup:
         self.cold_env = {**base, "LANCELOT_WARM": "0"}
         self.env = {**base, "LANCELOT_WARM": minutes}
 
-    def lancelot(self, *args: str, warm: bool = True, cwd: Path | None = None) -> Run:
+    def lancelot(self, *args: str, warm: bool = True, cwd: Path | None = None, probe: str = PROBE) -> Run:
         """A command through the probe (it does not start a server: see ``start``)."""
         proc = subprocess.run(
-            [sys.executable, "-c", PROBE, json.dumps(list(args))],
+            [sys.executable, "-c", probe, json.dumps(list(args))],
             capture_output=True,
             text=True,
             env=self.env if warm else self.cold_env,
@@ -218,6 +232,21 @@ def test_background_output_is_byte_identical(shared: Setup, sample_db: Path, nam
         assert hot.code == 1 and hot.err.startswith("lancelot: error: ") and hot.err.count("\n") == 1
     else:
         assert hot.code == 0 and hot.out.strip()
+
+
+@LINUX
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "args"), SAME.items(), ids=SAME.keys())
+def test_the_quick_path_gives_the_same_bytes_without_typer(
+    shared: Setup, sample_db: Path, name: str, args: list[str]
+) -> None:
+    """Issue 49: the console script answers these through cli/quick.py: the same output and exit
+    code as in-process, and neither Typer, click nor pydantic is imported."""
+    cold = shared.lancelot(*args, "--db", str(sample_db), warm=False)
+    hot = shared.lancelot(*args, "--db", str(sample_db), probe=QUICK_PROBE)
+    assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+    assert hot.answered, shared.log()
+    assert _among(hot.modules, ("typer", "click", "pydantic", "lancelot_cli.cli.commands")) == []
 
 
 @LINUX
@@ -671,39 +700,19 @@ def test_the_settings_fingerprint_follows_what_changes_an_answer(
 
 @pytest.mark.anyio
 async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sample_db: Path) -> None:
+    from lancelot_cli import requests
     from lancelot_cli.engine import Engine
-    from lancelot_cli.wire import (
-        context_from_wire,
-        document_from_wire,
-        search_from_wire,
-        status_from_wire,
-        to_json,
-        to_wire,
-    )
+    from lancelot_cli.wire import to_json, to_wire
 
     settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db)})
     engine = Engine(settings)
-    cases = [
-        (
-            "lancedb_search",
-            {"query": "refund policy", "limit": 3},
-            engine.search("refund policy", limit=3),
-            lambda d: search_from_wire(d, "refund policy"),
-        ),
-        (
-            "lancedb_query",
-            {"question": "refunds", "contextBudget": 900},
-            engine.query("refunds", context_budget=900),
-            lambda d: context_from_wire(d, "refunds"),
-        ),
-        (
-            "lancedb_document",
-            {"id": "policies/refunds.md#0", "before": 0, "after": 1},
-            engine.document(chunk_id="policies/refunds.md#0", before=0, after=1),
-            document_from_wire,
-        ),
-        ("lancedb_status", {"verbose": True}, engine.status(verbose=True), status_from_wire),
+    asked: list[requests.Request[Any]] = [
+        requests.Search("refund policy", limit=3),
+        requests.Query("refunds", context_budget=900),
+        requests.Read(id="policies/refunds.md#0", before=0, after=1),
+        requests.Status(verbose=True),
     ]
+    cases = [(str(r.tool), r.arguments(), r.ask(engine), r.reply_from_wire) for r in asked]
     async with Client(build_server(settings)) as client:
         for tool, arguments, local, from_wire in cases:
             whole = await client.call_tool(tool, arguments, meta=background.WHOLE_REPLY)
@@ -825,7 +834,7 @@ def test_a_server_stuck_mid_request_is_not_waited_for_ever(
     """Issue 46: `kill -STOP` a second into a request hung `lancelot search` for ever. After
     REPLY_TIMEOUT the command answers in-process, says so in one line, and removes the socket."""
     from lancelot_cli.cli.answer import answer
-    from lancelot_cli.wire import search_from_wire
+    from lancelot_cli.requests import Search
 
     runtime = Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))
     try:
@@ -837,13 +846,8 @@ def test_a_server_stuck_mid_request_is_not_waited_for_ever(
         (runtime / "lancelot").mkdir(mode=0o700)
         seen: list[str] = []
         with _stuck_server(path, seen):
-            reply, _ = answer(
-                settings,
-                "lancedb_search",
-                {"query": "refund policy"},
-                lambda engine: engine.search("refund policy"),
-                lambda whole: search_from_wire(whole, "refund policy"),
-            )
+            request = Search("refund policy")
+            reply, _ = answer(settings, "lancedb_search", request.arguments(), request.ask, request.reply_from_wire)
         assert seen == ["notifications/initialized", "tools/call"]
         assert reply.hits and reply.hits[0].source.startswith("policies/")  # answered in-process
         assert capsys.readouterr().err == (

@@ -55,7 +55,17 @@ async def test_tools_are_the_read_only_ones_with_their_schemas(sample_db: Path) 
     assert search["searchType"]["default"] == "auto"
     assert {"table", "textColumn", "vectorColumn", "pathPrefix", "filters"} <= set(search)
     query = tools["lancedb_query"].input_schema["properties"]
-    asked = {"question", "contextBudget", "warmStart", "table", "limit", "pathPrefix", "filters", "queries"}
+    asked = {
+        "question",
+        "contextBudget",
+        "warmStart",
+        "table",
+        "limit",
+        "pathPrefix",
+        "filters",
+        "queries",
+        "perDocument",
+    }
     assert set(query) == asked
     document = tools["lancedb_document"].input_schema["properties"]
     assert set(document) == {"source", "id", "before", "after", "page", "contextBudget", "table"}

@@ -71,10 +71,11 @@ def test_the_cli_prints_the_note_and_the_json_carries_the_flag(sample_db: Path) 
 
 
 def test_the_background_servers_reply_reads_back_the_same(sample_db: Path) -> None:
-    """The CLI draws a background server's JSON (wire.search_from_wire): strength and the flag survive."""
-    from lancelot_cli.wire import search_from_wire, to_wire
+    """The CLI draws a background server's JSON (requests.Search.reply_from_wire): strength and the flag survive."""
+    from lancelot_cli.requests import Search
+    from lancelot_cli.wire import to_wire
 
     weak = engine_for(sample_db).search(WEAK)
-    back = search_from_wire(to_wire(weak), WEAK)
+    back = Search(WEAK).reply_from_wire(to_wire(weak))
     assert back.no_good_match and [h.strength for h in back.hits] == [h.strength for h in weak.hits]
     assert to_wire(back) == to_wire(weak)

@@ -137,12 +137,13 @@ def test_start_server_adds_the_malloc_settings() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("off", "loaded"), [("0", False), ("1", True)])
 def test_the_command_sets_up_the_deferral(sample_db: Path, off: str, loaded: bool) -> None:
-    """`python -m lancelot_cli` (how the background server starts too) loads lancedb with the
-    deferral: the namespace REST client's API modules are never imported. Switched off, they are,
-    which shows the check can see them."""
+    """The `lancelot` console script (``cli.app.main``; `python -m lancelot_cli`, how the background
+    server starts, runs the same) loads lancedb with the deferral: the namespace REST client's API
+    modules are never imported. Switched off, they are, which shows the check can see them."""
+    script = Path(sys.executable).with_name("lancelot")
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "lancelot_cli", "status", "--db", str(sample_db)],
-        env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off, LANCELOT_WARM="0"),
+        [str(script), "status", "--db", str(sample_db)],
+        env=subprocess_env(LANCELOT_NO_FAST_IMPORT=off, LANCELOT_WARM="0", PYTHONPROFILEIMPORTTIME="1"),
         capture_output=True,
         text=True,
         timeout=180,

@@ -45,12 +45,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lancelot_cli import errors
+from lancelot_cli.requests import DATABASE_KEY, ERROR_KEY, WHOLE_REPLY
 from lancelot_cli.settings import FIELDS, OTHER_ENVIRONMENT, Settings
 
 PROTOCOL_VERSION = "2025-11-25"  # the newest MCP revision with the initialize handshake (tests check the SDK has it)
-WHOLE_REPLY = {"lancelot/reply": "whole"}  # server/tools.py WHOLE_REPLY_KEY
-DATABASE_KEY = "lancelot/db"  # server/databases.py DATABASE_KEY: the database a call is about
-ERROR_KEY = "lancelot/error"
 CONNECT_TIMEOUT = 0.05  # a live server accepts at once (AF_UNIX)
 HANDSHAKE_TIMEOUT = 2.0  # no `initialize` answer by then: stuck, run in-process
 # No reply to the call by then: stuck mid-request (issue 46: `kill -STOP` hung the command for ever),
@@ -66,8 +64,8 @@ ANNOUNCED = "announced"  # a file in the folder: the first start was said (once 
 # Variables besides the settings that change which key or credentials an engine finds.
 CREDENTIALS = ("AWS_", "AZURE_", "GOOGLE_", "OPENAI_", "HOME", "XDG_CONFIG_HOME", "PYTHON_KEYRING_BACKEND")
 
-# Variables that change no answer: LANCEDB_LOG is set by lancelot_cli.storage itself once it loads
-# (storage/__init__.py), so a command that ran in-process would otherwise name another server.
+# Variables that change no answer: LANCEDB_LOG is set by lancelot_cli.startup.start
+# at start-up, so a command that ran in-process would otherwise name another server.
 UNFELT = frozenset({"LANCEDB_LOG"})
 
 _pending: tuple[Settings, str] | None = None  # a server to start once the output is written
@@ -374,6 +372,21 @@ def described(settings: Settings, pid: int) -> str:
         parts.append(f"{rss} MiB")
     said = ", ".join(parts)
     return f"{said}; databases open: {', '.join(databases)}" if databases else said
+
+
+def status_line(settings: Settings) -> str:
+    """What `status` says of the background server for these settings."""
+    if settings.warm_minutes <= 0:
+        return "off (LANCELOT_WARM=0)"
+    if not supported():
+        return "not available on this system"
+    pid = running(settings)
+    idle = f"exits after {settings.warm_minutes:g} idle minutes; LANCELOT_WARM=0 turns it off"
+    if pid is not None:
+        return f"running ({described(settings, pid)}; {idle})"
+    if pending():
+        return f"starting, for the next read command ({idle})"
+    return f"not running ({idle})"
 
 
 def _rss_mib(pid: int) -> int | None:

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -23,11 +22,11 @@ from rich.table import Table
 from rich.text import Text
 
 from lancelot_cli.cli.consoles import one_line, stderr, stdout
+from lancelot_cli.cli.plain import finders, line_of, place, score, search_blocks, section
 from lancelot_cli.cli.visible import shown
 from lancelot_cli.cli.widths import left_over, longest
-from lancelot_cli.models import Hit, SearchResult, cited
+from lancelot_cli.models import Hit, SearchResult
 from lancelot_cli.storage.analyzer import split_words
-from lancelot_cli.storage.schema import HEADING, LINE_START
 from lancelot_cli.textmatch import query_words
 
 WIDE = 100  # from this many columns up, search hits are a table; below, a stacked list
@@ -44,10 +43,6 @@ def _highlight(snippet: str, words: list[str]) -> Text:
     for word in words:
         text.highlight_regex(re.compile(re.escape(word), re.I), style=MATCH_STYLE)
     return text
-
-
-def _score(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, (int, float)) else str(value)
 
 
 def search_reply(reply: SearchResult, folder: Path | None = None, also: Sequence[str] = ()) -> None:
@@ -69,7 +64,8 @@ def search_reply(reply: SearchResult, folder: Path | None = None, also: Sequence
         return
     words = list(dict.fromkeys(w for text in (reply.query, *also) for w in query_words(text, split_words)))
     if not out.is_terminal:
-        _search_plain(out, reply.hits)
+        out.file.write(search_blocks(reply.hits))
+        out.file.flush()
     else:
         linked = folder if folder is not None and os.environ.get("TERM") != "dumb" else None
         table = _search_table(out, reply.hits, words, linked) if out.width >= WIDE else None
@@ -81,54 +77,31 @@ def search_reply(reply: SearchResult, folder: Path | None = None, also: Sequence
     err.print(escape(f"{count} hit{'s' if count != 1 else ''} in table {reply.table!r} ({how})."), style="dim")
 
 
-def _line(hit: Hit) -> int | None:
-    """The file line the hit's chunk starts on (``line_start``), when the table has it."""
-    value = hit.metadata.get(LINE_START)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _at(hit: Hit) -> str:
-    """``path:line`` (or the path alone), as ripgrep and compilers print a place."""
-    line = _line(hit)
-    return shown(cited(hit.source, hit.metadata)) + (f":{line}" if line else "")
-
-
-def _section(hit: Hit) -> str:
-    """The headings the chunk sits under ("Doc > Section"), else its title."""
-    heading = hit.metadata.get(HEADING)
-    return one_line(heading if isinstance(heading, str) and heading.strip() else hit.title)
-
-
 def _where(hit: Hit, folder: Path | None) -> Text:
     """Section, then ``path:line`` (a link to the file when ``folder`` is known), then the id."""
     from lancelot_cli.cli.links import file_link
 
-    link = file_link(folder, hit.source, _line(hit)) if folder is not None else None
+    link = file_link(folder, hit.source, line_of(hit)) if folder is not None else None
     where = Text(overflow="fold")  # a path or id wider than the column goes on the next line, whole
-    where.append(_section(hit), style="bold")
+    where.append(section(hit), style="bold")
     where.append("\n")
-    where.append(_at(hit), style=Style(color="cyan", link=link))
+    where.append(place(hit), style=Style(color="cyan", link=link))
     where.append("\n")
     where.append(f"id {shown(hit.id)}", style="dim")
     if hit.found_by is not None:
-        where.append(f"\nfound by {_finders(hit.found_by)}", style="dim")
+        where.append(f"\nfound by {finders(hit.found_by)}", style="dim")
     return where
-
-
-def _finders(found_by: Sequence[int]) -> str:
-    """``query, --also 2``: the phrasings that found a hit, as the command line named them."""
-    return ", ".join("query" if n == 0 else f"--also {n}" for n in found_by)
 
 
 def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder: Path | None) -> Table | None:
     """The hits as a table whose place and id lines are whole; None when that leaves the snippet
     fewer than ``SNIPPET_MIN`` columns (long paths on a 100-column terminal): the stacked list then."""
     ranks = [str(rank) for rank in range(1, len(hits) + 1)]
-    scores = [_score(hit.score) for hit in hits]
+    scores = [score(hit.score) for hit in hits]
     widths = (
         longest(["#", *ranks]),
         longest(["score", *scores]),
-        longest([WHERE, *(_at(hit) for hit in hits), *(f"id {shown(hit.id)}" for hit in hits)]),
+        longest([WHERE, *(place(hit) for hit in hits), *(f"id {shown(hit.id)}" for hit in hits)]),
     )
     table = Table(box=box.SIMPLE_HEAD, expand=False, pad_edge=False, header_style="bold")
     table.add_column("#", justify="right", style="dim", no_wrap=True, width=widths[0])
@@ -137,8 +110,8 @@ def _search_table(out: Console, hits: tuple[Hit, ...], words: list[str], folder:
     table.add_column("snippet")  # the one column that wraps to fit
     if left_over(table, out.width, widths) < SNIPPET_MIN:
         return None
-    for rank, score, hit in zip(ranks, scores, hits, strict=True):
-        table.add_row(rank, score, _where(hit, folder), _highlight(one_line(hit.snippet), words))
+    for rank, shown_score, hit in zip(ranks, scores, hits, strict=True):
+        table.add_row(rank, shown_score, _where(hit, folder), _highlight(one_line(hit.snippet), words))
     return table
 
 
@@ -150,7 +123,7 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str], folder: 
     grid.add_column(justify="right", style="dim", no_wrap=True)
     grid.add_column()  # the one column that wraps; its Text folds a path wider than the terminal
     for rank, hit in enumerate(hits, start=1):
-        body = Text(f"{_score(hit.score)}  ", overflow="fold")
+        body = Text(f"{score(hit.score)}  ", overflow="fold")
         body.append_text(_where(hit, folder))
         body.append("\n")
         body.append_text(_highlight(one_line(hit.snippet), words))
@@ -158,20 +131,6 @@ def _search_list(out: Console, hits: tuple[Hit, ...], words: list[str], folder: 
             body.append("\n")
         grid.add_row(f"{rank}.", body)
     out.print(grid)
-
-
-def _search_plain(out: Console, hits: tuple[Hit, ...]) -> None:
-    """One block per hit: ``N. section  (score S)``, ``path:line  id ID``, the snippet."""
-    lines: list[str] = []
-    for rank, hit in enumerate(hits, start=1):
-        if rank > 1:
-            lines.append("")
-        lines.append(f"{rank}. {_section(hit)}  (score {_score(hit.score)})")
-        found = f"  found by {_finders(hit.found_by)}" if hit.found_by is not None else ""
-        lines.append(f"   {_at(hit)}  id {shown(hit.id)}{found}")
-        lines.append(f"   {one_line(hit.snippet)}")
-    out.file.write("\n".join(lines) + "\n")
-    out.file.flush()
 
 
 def search_lines(reply: SearchResult) -> None:

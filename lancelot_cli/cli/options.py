@@ -9,6 +9,7 @@ import typer
 
 from lancelot_cli import settings as settings_module
 from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
+from lancelot_cli.requests import PER_DOCUMENT, Query, Search, bounds
 from lancelot_cli.settings import BY_NAME, DEFAULT_TABLE, Settings
 
 
@@ -88,8 +89,8 @@ Limit = Annotated[
     typer.Option(
         "--limit",
         "-n",
-        min=1,
-        max=MAX_LIMIT,
+        min=bounds(Query, "limit").low,
+        max=bounds(Query, "limit").high,
         metavar="N",
         help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT "
         f"or {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default}].",
@@ -108,6 +109,17 @@ PathPrefix = Annotated[
         metavar="PREFIX",
         show_default=False,
         help="Only documents whose path starts with PREFIX (a folder needs its trailing slash: docs/adr/).",
+    ),
+]
+PerDocument = Annotated[
+    int | None,
+    typer.Option(
+        "--per-document",
+        min=bounds(Search, "per_document").low,
+        max=bounds(Search, "per_document").high,
+        metavar="N",
+        show_default=False,
+        help=f"At most N chunks of one document among the hits [default: {PER_DOCUMENT}]; 0: every chunk.",
     ),
 ]
 Budget = Annotated[
@@ -136,17 +148,14 @@ Filter = Annotated[
 ]
 
 
-def parse_filters(values: list[str] | None) -> dict[str, object] | None:
+def parse_filters(values: list[str] | None) -> dict[str, Any] | None:
     """["status=accepted", "status=proposed", "kind=adr"] -> {"status": [...], "kind": "adr"}."""
-    if not values:
-        return None
-    found: dict[str, list[str]] = {}
-    for value in values:
-        column, sep, wanted = value.partition("=")
-        if not sep or not column.strip():
-            raise typer.BadParameter(f"{value!r} is not COLUMN=VALUE", param_hint="'--filter'")
-        found.setdefault(column.strip(), []).append(wanted)
-    return {column: vals[0] if len(vals) == 1 else vals for column, vals in found.items()}
+    from lancelot_cli.cli.quick import filters_of
+
+    try:
+        return filters_of(values)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{exc.args[0]!r} is not COLUMN=VALUE", param_hint="'--filter'") from None
 
 
 def load_settings(ctx: typer.Context, db: str | None = None, **flags: Any) -> Settings:

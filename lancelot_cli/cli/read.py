@@ -9,7 +9,7 @@ cli/background.py), else by the engine in-process.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -22,20 +22,24 @@ from lancelot_cli.cli.options import (
     Json,
     Limit,
     PathPrefix,
+    PerDocument,
     Table,
     load_settings,
     parse_filters,
 )
+from lancelot_cli.cli.quick import own_words, read_request
 
 # `search` and its terminal limit, where they were before cli/search.py (tests/test_listing.py imports them here)
 from lancelot_cli.cli.search import SEARCH_EPILOG, SEARCH_HELP, TERMINAL_LIMIT, search, terminal_limit  # noqa: F401
-from lancelot_cli.limits import BUDGET_PARAMETER, MAX_LIMIT
+from lancelot_cli.limits import MAX_LIMIT
+from lancelot_cli.requests import Listing, Query, Request, Status
 from lancelot_cli.settings import Settings
-from lancelot_cli.wire import context_from_wire, document_from_wire, status_from_wire, to_json
+from lancelot_cli.wire import to_json
 
 if TYPE_CHECKING:
-    from lancelot_cli.engine import Engine
-    from lancelot_cli.models import Document
+    pass
+
+R = TypeVar("R")
 
 
 STATUS_HELP = (
@@ -81,6 +85,7 @@ def query(
     path_prefix: PathPrefix = None,
     filters: Filter = None,
     also: Also = None,
+    per_document: PerDocument = None,
     json_out: Json = False,
     db: Db = None,
 ) -> None:
@@ -92,38 +97,29 @@ def query(
             "see `lancelot query --help`"
         )
     question = question or ""  # the tool's question; an overview does not read it
-    wanted = parse_filters(filters)
-    reply, text = answer(
-        load_settings(ctx, db),
-        "lancedb_query",
-        {
-            "question": question,
-            "contextBudget": budget,
-            "warmStart": warm_start,
-            "table": table,
-            "limit": limit,
-            "pathPrefix": path_prefix,
-            "filters": wanted,
-            "queries": also or None,
-        },
-        lambda engine: engine.query(
-            question,
-            context_budget=budget,
-            warm_start=warm_start,
-            table=table,
-            limit=limit,
-            path_prefix=path_prefix,
-            filters=wanted,
-            queries=also or None,
-        ),
-        lambda data: context_from_wire(data, question),
+    request = Query(
+        question,
+        context_budget=budget,
+        warm_start=warm_start,
+        table=table,
+        limit=limit,
+        path_prefix=path_prefix,
+        filters=parse_filters(filters),
+        queries=also or None,
+        per_document=per_document,
     )
+    reply, text = _answer(load_settings(ctx, db), request)
     if json_out:
         typer.echo(text)
     else:
         from lancelot_cli.cli import render
 
         render.context_block(reply)
+
+
+def _answer(settings: Settings, request: Request[R]) -> tuple[R, str]:
+    """The request's reply and its --json text, from the background server or in-process (answer.py)."""
+    return answer(settings, str(request.tool), request.arguments(), request.ask, request.reply_from_wire)
 
 
 def status(
@@ -134,38 +130,16 @@ def status(
 ) -> None:
     """Exit 1 when the database cannot be opened."""
     settings = load_settings(ctx, db)
-    reply, text = answer(
-        settings,
-        "lancedb_status",
-        {"verbose": verbose},
-        lambda engine: engine.status(verbose=verbose),
-        status_from_wire,
-    )
+    reply, text = _answer(settings, Status(verbose=verbose))
     if json_out:
         typer.echo(text)
     else:
         from lancelot_cli.cli import render
+        from lancelot_cli.cli.background import status_line
 
-        render.status_reply(reply, settings, _background_line(settings))
+        render.status_reply(reply, settings, status_line(settings))
     if not reply.connection.ok:
         raise typer.Exit(1)
-
-
-def _background_line(settings: Settings) -> str:
-    """What `status` says of the background server for these settings (cli/background.py)."""
-    if settings.warm_minutes <= 0:
-        return "off (LANCELOT_WARM=0)"
-    from lancelot_cli.cli import background
-
-    if not background.supported():
-        return "not available on this system"
-    pid = background.running(settings)
-    idle = f"exits after {settings.warm_minutes:g} idle minutes; LANCELOT_WARM=0 turns it off"
-    if pid is not None:
-        return f"running ({background.described(settings, pid)}; {idle})"
-    if background.pending():
-        return f"starting, for the next read command ({idle})"
-    return f"not running ({idle})"
 
 
 def version(ctx: typer.Context, json_out: Json = False) -> None:
@@ -203,41 +177,16 @@ def show(
     json_out: Json = False,
     db: Db = None,
 ) -> None:
-    _, sep, number = source.rpartition("#")
-    around = bool(sep and number.isdigit())  # SOURCE#N: the chunks around chunk N
-    if around and page is not None:
+    read = read_request(source, before, after, page, budget, table)
+    if read is None:
         raise typer.BadParameter("give SOURCE with --page, or SOURCE#N without it", param_hint="'--page'")
-
-    def local(engine: Engine) -> Document:
-        if around:
-            return engine.document(chunk_id=source, before=before, after=after, context_budget=budget, table=table)
-        return engine.document(source, context_budget=budget, table=table, page=page)
-
-    arguments = {"id": source, "before": before, "after": after} if around else {"source": source, "page": page}
-    reply, text = answer(
-        load_settings(ctx, db),
-        "lancedb_document",
-        {**arguments, "contextBudget": budget, "table": table},
-        local,
-        document_from_wire,
-    )
+    reply, text = _answer(load_settings(ctx, db), read)
     if json_out:
         typer.echo(text)
     else:
         from lancelot_cli.cli import render
 
-        render.document(_own_words(reply))
-
-
-def _own_words(reply: Document) -> Document:
-    """The document with its "cut to fit" line naming `--budget`, the option a person passes here,
-    instead of the tool's parameter (``BUDGET_PARAMETER``); --json keeps the tool's reply as it is."""
-    from dataclasses import replace
-
-    tool, own = f"(or a larger {BUDGET_PARAMETER})._\n", "(or a larger --budget)._\n"
-    if not reply.context.endswith(tool):
-        return reply
-    return replace(reply, context=reply.context[: -len(tool)] + own)
+        render.document(own_words(reply))
 
 
 def ls(
@@ -256,7 +205,7 @@ def ls(
 ) -> None:
     from lancelot_cli.engine import Engine
 
-    reply = ask(lambda: Engine(load_settings(ctx, db)).documents(prefix, table=table))
+    reply = ask(lambda: Listing(prefix, table=table).ask(Engine(load_settings(ctx, db))))
     if json_out:
         typer.echo(to_json(reply))
     else:

@@ -13,11 +13,21 @@ from typing import Annotated
 import typer
 
 from lancelot_cli.cli.answer import answer
-from lancelot_cli.cli.options import Also, Db, Filter, Json, PathPrefix, Table, load_settings, parse_filters
-from lancelot_cli.limits import MAX_LIMIT
+from lancelot_cli.cli.options import (
+    Also,
+    Db,
+    Filter,
+    Json,
+    PathPrefix,
+    PerDocument,
+    Table,
+    load_settings,
+    parse_filters,
+)
+from lancelot_cli.cli.quick import TERMINAL_LIMIT, terminal_limit
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.settings import BY_NAME, Settings
-from lancelot_cli.wire import search_from_wire
+from lancelot_cli.requests import Search, bounds
+from lancelot_cli.settings import BY_NAME
 
 SEARCH_HELP = (
     "Search the documents; what the lancedb_search tool does.\n\n"
@@ -36,30 +46,21 @@ SEARCH_EPILOG = (
 
 SearchType = Enum("SearchType", {name: name for name in SEARCH_TYPES}, type=str)  # type: ignore[misc]
 
-TERMINAL_LIMIT = 10  # hits `search` shows on a terminal when no limit is asked for (a screenful)
+LIMIT = bounds(Search, "limit")
 
 SearchLimit = Annotated[
     int | None,
     typer.Option(
         "--limit",
         "-n",
-        min=1,
-        max=MAX_LIMIT,
+        min=LIMIT.low,
+        max=LIMIT.high,
         metavar="N",
-        help=f"Maximum results, 1 to {MAX_LIMIT} [default: LANCEDB_DEFAULT_LIMIT, or {TERMINAL_LIMIT} on a "
+        help=f"Maximum results, {LIMIT.low} to {LIMIT.high} [default: LANCEDB_DEFAULT_LIMIT, or {TERMINAL_LIMIT} on a "
         f"terminal and {BY_NAME['LANCEDB_DEFAULT_LIMIT'].default} piped].",
         show_default=False,
     ),
 ]
-
-
-def terminal_limit(settings: Settings, limit: int | None, on_terminal: bool) -> int | None:
-    """The limit of a search for a person: as asked, else LANCEDB_DEFAULT_LIMIT when it was set,
-    else a screenful on a terminal (20 hits drew 136 lines). Piped, scripts and the MCP tool keep
-    the setting's default."""
-    if limit is not None or not on_terminal or settings.sources.get("LANCEDB_DEFAULT_LIMIT", "default") != "default":
-        return limit
-    return min(TERMINAL_LIMIT, settings.default_limit)
 
 
 def search(
@@ -96,17 +97,7 @@ def search(
     ] = None,
     path_prefix: PathPrefix = None,
     filters: Filter = None,
-    per_document: Annotated[
-        int | None,
-        typer.Option(
-            "--per-document",
-            min=0,
-            max=MAX_LIMIT,
-            metavar="N",
-            show_default=False,
-            help="At most N chunks of one document among the hits [default: 2]; 0: every chunk.",
-        ),
-    ] = None,
+    per_document: PerDocument = None,
     also: Also = None,
     json_out: Json = False,
     jsonl_out: Annotated[
@@ -120,35 +111,19 @@ def search(
     wanted = parse_filters(filters)
     settings = load_settings(ctx, db)
     limit = terminal_limit(settings, limit, not (json_out or jsonl_out) and sys.stdout.isatty())
-    reply, text = answer(
-        settings,
-        "lancedb_search",
-        {
-            "query": query,
-            "limit": limit,
-            "searchType": search_type.value,
-            "table": table,
-            "textColumn": text_column,
-            "vectorColumn": vector_column,
-            "pathPrefix": path_prefix,
-            "filters": wanted,
-            "perDocument": per_document,
-            "queries": also or None,
-        },
-        lambda engine: engine.search(
-            query,
-            limit=limit,
-            search_type=search_type.value,
-            table=table,
-            text_column=text_column,
-            vector_column=vector_column,
-            path_prefix=path_prefix,
-            filters=wanted,
-            per_document=per_document,
-            queries=also or None,
-        ),
-        lambda data: search_from_wire(data, query),
+    request = Search(
+        query,
+        limit=limit,
+        search_type=search_type.value,
+        table=table,
+        text_column=text_column,
+        vector_column=vector_column,
+        path_prefix=path_prefix,
+        filters=wanted,
+        per_document=per_document,
+        queries=also or None,
     )
+    reply, text = answer(settings, str(request.tool), request.arguments(), request.ask, request.reply_from_wire)
     from lancelot_cli.cli import render
 
     if json_out:

@@ -96,6 +96,7 @@ class Engine:
                 self.settings.consistency_seconds,
                 dict(self.settings.storage_options or {}),
                 self.settings.index_cache_mb,
+                {self.settings.table: self.settings.table_version},  # a pinned table (storage/pins.py)
             )
         return self._db
 
@@ -181,10 +182,11 @@ class Engine:
         path_prefix: str | None = None,
         filters: Mapping[str, Any] | None = None,
         queries: Sequence[str] | None = None,
+        per_document: int | None = None,
     ) -> ContextBlock:
         """One Markdown context block for ``question`` (or an overview with ``warm_start``), at most
-        ``context_budget`` characters: the best chunks' whole text in rank order. ``queries``: other
-        phrasings of ``question``, fused with it as in ``search``."""
+        ``context_budget`` characters: the best chunks' whole text in rank order. ``queries`` and
+        ``per_document`` (at most this many chunks of one document) as in ``search``."""
         budget = self._budget(context_budget)
         limit = self._limit(limit)
         mode: ContextMode
@@ -206,6 +208,7 @@ class Engine:
                     path_prefix=path_prefix,
                     filters=filters,
                     queries=tuple(queries) if isinstance(queries, (list, tuple)) else queries,  # type: ignore[arg-type]
+                    per_document=per_document,
                 )
             )
             chunks = [_chunk(hit) for hit in found.hits]

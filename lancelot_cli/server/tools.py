@@ -1,16 +1,20 @@
 """The five read-only tools: their parameters, descriptions and replies, each a thin adapter over ``Engine``.
 
-``register`` adds them to a server (server/app.py ``build_server``). Parameter defaults come from
-the settings the server was built with, so the tools are made per server (closures). Their
-parameters are camelCase on purpose: they are the wire names the original server's tools have
-(../SPEC.md keeps them), and the SDK's ``Field(alias=...)`` does not carry an alias into both the
-schema and the call, so the Python names are the wire names.
+``register`` adds them to a server (server/app.py ``build_server``). Each tool's parameters are
+made from its request type (lancelot_cli/requests.py: fields, bounds, descriptions, camelCase wire
+names) as the signature the SDK reads; defaults come from the settings the server was built with,
+so the tools are made per server. The SDK's ``Field(alias=...)`` does not carry an alias into both
+the schema and the call, so the signature's names are the wire names.
 """
 
 # No `from __future__ import annotations`: pydantic reads the tool signatures at runtime.
-from collections.abc import Callable
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Annotated, Any, Literal, TypeVar
+from dataclasses import MISSING, replace
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,58 +22,25 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lancelot_cli.engine import Engine
-from lancelot_cli.engine.ranking import PER_DOCUMENT
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.limits import MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
-from lancelot_cli.models import SEARCH_TYPES
+from lancelot_cli.models import SearchResult
+from lancelot_cli.requests import ERROR_KEY, WHOLE_REPLY_KEY, Query, Read, Request, Search, Status, params
 from lancelot_cli.server import collector, completions, links
 from lancelot_cli.server.memory import release_freed
 from lancelot_cli.server.metrics import Metrics
 from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import SearchReply
 from lancelot_cli.settings import Settings
-from lancelot_cli.wire import to_json, to_wire
+from lancelot_cli.wire import to_json, to_wire, wire_name
 
 T = TypeVar("T")
-
-Table = Annotated[str, Field(description="Table to use.", max_length=200)]
-FilterValue = str | int | float | bool
-PathPrefix = Annotated[str | None, Field(description='Only paths starting with this (a folder: "docs/adr/").')]
-# Validated as typed; published as a plain object (the anyOf of its values cost 190 characters of tools/list).
-Filters = Annotated[
-    dict[str, FilterValue | list[FilterValue]] | None,
-    WithJsonSchema(
-        {
-            "type": "object",
-            "description": 'Only rows whose columns equal these (any of a list): {"kind": "adr", "tag": ["a", "b"]}.',
-        }
-    ),
-]
-# lancedb_query's narrowing is lancedb_search's: said once, there.
-SamePathPrefix = Annotated[str | None, Field(description="As in lancedb_search.")]
-SamePhrasings = Annotated[
-    list[str] | None,
-    Field(max_length=MAX_PHRASINGS),
-    WithJsonSchema(
-        {"type": "array", "items": {"type": "string"}, "maxItems": 6, "description": "As in lancedb_search."}
-    ),
-]
-SameFilters = Annotated[
-    dict[str, FilterValue | list[FilterValue]] | None,
-    WithJsonSchema({"type": "object", "description": "As in lancedb_search."}),
-]
-Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum results.")]
-Phrasings = Annotated[list[str] | None, Field(max_length=MAX_PHRASINGS, description="Other phrasings of query.")]
-Budget = Annotated[int, Field(ge=MIN_BUDGET, description="Maximum characters of the reply.")]
 
 
 # The CLI's read commands (cli/background.py) ask for the engine's whole reply: a tools/call whose
 # `_meta` holds {"lancelot/reply": "whole"} gets the reply's `--json` form as structuredContent
 # (lancedb_query and lancedb_document too, whose reply to an agent is the context text alone) and,
 # for an engine error, its kind and hint in the result's `_meta`, so the CLI words it as in-process.
-# Agents never send the key, so what they get is unchanged.
-WHOLE_REPLY_KEY = "lancelot/reply"
-ERROR_KEY = "lancelot/error"
+# Agents never send the key, so what they get is unchanged. The keys: requests.py.
 _whole_reply: ContextVar[bool] = ContextVar("lancelot_whole_reply", default=False)
 
 # How an agent is told what to do next after an engine error (``LancelotError.hint``).
@@ -92,7 +63,7 @@ one short sentence the answer might contain, searched as one ranking; foundBy sa
 hit (0: query).
 Hits: score (higher is better; "distance": lower), matched (share of query words found), \
 strength (comparable across queries). note: why searchType differs from the one asked, or \
-noGoodMatch (rephrase once or say not found). At most 2 chunks per document (perDocument)."""
+noGoodMatch (rephrase once or say not found)."""
 
 QUERY_DESCRIPTION = """\
 Context to answer a question (read-only): the best chunks' full text as one Markdown block in rank \
@@ -105,9 +76,9 @@ id (a hit's id) with before/after for the chunks around it; page (with source): 
 contextBudget characters; a last line gives the id to go on from."""
 
 STATUS_DESCRIPTION = """\
-What can be searched (read-only): per table its rows, languages, full-text index, vectors and, in \
-"search", what a search does ("hybrid: works, <model>" or "text only: <why>; <what to do>"). Call it \
-when lancedb_search fails or finds nothing (lancedb_version: the server's)."""
+What can be searched (read-only): per table its rows, languages, indexes, vectors and, in "search", \
+what a search does ("hybrid: works, <model>" or "text only: <why>; <what to do>"). Call it when \
+lancedb_search fails or finds nothing."""
 
 VERSION_DESCRIPTION = "Lancelot's version, MCP revisions and features (read-only; lancedb_status: the database)."
 
@@ -211,107 +182,96 @@ def register(
     completions.register(server, get_engine)
 
 
-def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
-    def lancedb_search(
-        query: Annotated[str, Field(description='Words, a "phrase" or an identifier.')],
-        limit: Limit = settings.default_limit,
-        searchType: Annotated[
-            Literal[SEARCH_TYPES],  # type: ignore[valid-type]
-            Field(
-                description="auto: hybrid if vectors can be queried, else text. text: BM25 keywords. "
-                "vector: semantic. hybrid: both, fused."
-            ),
-        ] = "auto",
-        table: Table = settings.table,
-        textColumn: Annotated[str, Field(description="Text column.")] = settings.text_column,
-        vectorColumn: Annotated[str, Field(description="Vector column.")] = settings.vector_column,
-        pathPrefix: PathPrefix = None,
-        filters: Filters = None,
-        perDocument: Annotated[
-            int, Field(ge=0, le=MAX_LIMIT, description="Most chunks of one document among the hits; 0: every chunk.")
-        ] = PER_DOCUMENT,
-        queries: Phrasings = None,
-    ) -> Annotated[CallToolResult, SearchReply]:
-        reply = _run(
-            lambda: get_engine().search(
-                query,
-                limit=limit,
-                search_type=searchType,
-                table=table,
-                text_column=textColumn,
-                vector_column=vectorColumn,
-                path_prefix=pathPrefix,
-                filters=filters,
-                per_document=perDocument,
-                queries=queries,
+def published(request: type[Request[Any]], settings: Settings) -> inspect.Signature:
+    """The tool's parameters, made from the request type's fields: each by its wire name, with the
+    type, bounds and description its ``Param`` gives, and the default an agent should see (a
+    setting's value, a fixed one, or none: the parameter may be left out)."""
+    parameters = []
+    for f, spec, hint in params(request):
+        shown = getattr(settings, spec.setting) if spec.setting else spec.shown
+        if shown is not None or f.default not in (None, MISSING):  # a value is always sent: not Optional
+            hint = next(a for a in typing.get_args(hint) if a is not type(None)) if _optional(hint) else hint
+        given = {"ge": spec.low, "le": spec.high, "max_length": spec.max_items or spec.max_length}
+        checks: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        meta: list[Any] = [Field(**checks)]
+        if spec.schema is not None:  # validated as typed, published as this schema
+            meta.append(WithJsonSchema({**spec.schema, "description": spec.description}))
+        else:
+            meta[0] = Field(description=spec.description, **checks)
+        default = shown if shown is not None else (inspect.Parameter.empty if f.default is MISSING else f.default)
+        parameters.append(
+            inspect.Parameter(
+                wire_name(f.name), inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[(hint, *meta)]
             )
         )
+    return inspect.Signature(parameters)
+
+
+def _optional(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint)
+
+
+def _tool(
+    request: type[Request[Any]],
+    settings: Settings,
+    get_engine: GetEngine,
+    respond: Callable[[Any, Any], Any],
+    returns: Any,
+) -> Callable[..., Any]:
+    """The tool for ``request``: its arguments built into the request, run on the engine, and the
+    reply made into what the tool answers by ``respond(request, reply)``."""
+
+    def tool(**arguments: Any) -> Any:
+        asked = request.from_arguments(arguments)
+        return respond(asked, _run(lambda: asked.ask(get_engine())))
+
+    tool.__name__ = tool.__qualname__ = str(request.tool)
+    tool.__signature__ = published(request, settings).replace(return_annotation=returns)  # type: ignore[attr-defined]
+    return tool
+
+
+def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
+    def respond(request: Search, reply: SearchResult) -> CallToolResult:
         result = _json_result(reply)
         if not _whole_reply.get():  # each hit's document as a resource link (server/links.py)
             result.content.extend(links.hit_links(reply.hits, reply.table, settings.table))
         return result
 
-    return lancedb_search
+    return _tool(Search, settings, get_engine, respond, Annotated[CallToolResult, SearchReply])
+
+
+def _context(request: Any, reply: Any) -> str | CallToolResult:
+    """lancedb_query and lancedb_document answer an agent with the context text alone; the CLI
+    asks for the whole reply (WHOLE_REPLY_KEY)."""
+    return _json_result(reply) if _whole_reply.get() else reply.context
 
 
 def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
-    def lancedb_query(
-        question: Annotated[str, Field(description="The question.")],
-        contextBudget: Budget = settings.context_budget,
-        warmStart: Annotated[bool, Field(description="An overview instead.")] = False,
-        table: Table = settings.table,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Maximum chunks.")] = settings.default_limit,
-        pathPrefix: SamePathPrefix = None,
-        filters: SameFilters = None,
-        queries: SamePhrasings = None,
-    ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
-        reply = _run(
-            lambda: get_engine().query(
-                question,
-                context_budget=contextBudget,
-                warm_start=warmStart,
-                table=table,
-                limit=limit,
-                path_prefix=pathPrefix,
-                filters=filters,
-                queries=queries,
-            )
-        )
-        return _json_result(reply) if _whole_reply.get() else reply.context
+    return _tool(Query, settings, get_engine, _context, str | CallToolResult)
 
-    return lancedb_query
+
+class _LinkedRead(Read):
+    """A document asked for by a hit's resource link: its source, and its table when it names one."""
+
+    @classmethod
+    def from_arguments(cls, arguments: Mapping[str, Any]) -> Read:  # type: ignore[override]
+        asked = Read.from_arguments(arguments)
+        linked = links.parse_doc_uri(asked.source) if asked.source else None
+        if linked is None:
+            return asked
+        return replace(asked, source=linked[0], table=linked[1] or asked.table)
 
 
 def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
-    def lancedb_document(
-        source: Annotated[str | None, Field(description="A path, as hits show it.")] = None,
-        id: Annotated[str | None, Field(description="A hit's id: the chunks around it.")] = None,  # noqa: A002
-        before: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks before id's.")] = 2,
-        after: Annotated[int, Field(ge=0, le=MAX_LIMIT, description="Chunks after id's.")] = 2,
-        page: Annotated[int | None, Field(ge=1, description="With source: one PDF page.")] = None,
-        contextBudget: Budget = settings.context_budget,
-        table: Table = settings.table,
-    ) -> str | CallToolResult:  # CallToolResult: the whole reply (WHOLE_REPLY_KEY)
-        linked = links.parse_doc_uri(source) if source else None
-        if linked is not None:  # a hit's resource link: its source, and its table when it names one
-            source, table = linked[0], linked[1] or table
-        reply = _run(
-            lambda: get_engine().document(
-                source, chunk_id=id, before=before, after=after, context_budget=contextBudget, table=table, page=page
-            )
-        )
-        return _json_result(reply) if _whole_reply.get() else reply.context
-
-    return lancedb_document
+    return _tool(_LinkedRead, settings, get_engine, _context, str | CallToolResult)
 
 
 def _status(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
-    def lancedb_status(
-        verbose: Annotated[bool, Field(description="Add columns and usage.")] = False,
-    ) -> CallToolResult:  # no outputSchema: its tables/embeddings are open objects, the text says more
-        reply = to_wire(_run(lambda: get_engine().status(verbose=verbose)))
-        if verbose and not _whole_reply.get():  # the CLI's status has no usage: its own process made no calls
-            reply["usage"] = metrics.snapshot()
-        return _json_result(reply)
+    # no outputSchema: its tables/embeddings are open objects, the text says more
+    def respond(request: Status, reply: Any) -> CallToolResult:
+        data = to_wire(reply)
+        if request.verbose and not _whole_reply.get():  # the CLI's status has no usage: its own process made none
+            data["usage"] = metrics.snapshot()
+        return _json_result(data)
 
-    return lancedb_status
+    return _tool(Status, settings, get_engine, respond, CallToolResult)

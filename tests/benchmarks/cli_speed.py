@@ -202,7 +202,7 @@ def main() -> None:
     (tmp / "run").mkdir(mode=0o700)
     server = background_socket(sample, warm)
     start_background([*lancelot, "search", "refund policy", "--db", str(sample)], warm, server)
-    fast_lancedb = "import lancelot_cli.storage, lancedb"
+    fast_lancedb = "import lancelot_cli.startup as s; s.start(); import lancedb"
 
     def completion(words: str, cword: int) -> dict[str, str]:
         return {**env, "COMP_WORDS": words, "COMP_CWORD": str(cword), "_LANCELOT_COMPLETE": "complete_bash"}
@@ -241,7 +241,7 @@ def main() -> None:
             False,
         ),
         "lancedb_fast": (
-            "`import lancelot_cli.storage, lancedb` (the deferral)",
+            "`lancelot_cli.startup.start()`, then `import lancedb` (the deferral)",
             [sys.executable, "-c", fast_lancedb],
             env,
             False,

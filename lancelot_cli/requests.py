@@ -153,7 +153,7 @@ class Query(Request["models.ContextBlock"]):
     tool: ClassVar[str | None] = "lancedb_query"
 
     question: str = param("The question.", required=True)
-    context_budget: int | None = param("Maximum characters of the reply.", low=MIN_BUDGET, setting="context_budget")
+    context_budget: int | None = param("Reply size in characters.", low=MIN_BUDGET, setting="context_budget")
     warm_start: bool = param("An overview instead.", False)
     table: str | None = param("Table to use.", max_length=200, setting="table")
     limit: int | None = param("Maximum chunks.", low=1, high=MAX_LIMIT, setting="default_limit")
@@ -195,7 +195,7 @@ class Read(Request["models.Document"]):
     before: int = param("Chunks before id's.", 2, low=0, high=MAX_LIMIT)
     after: int = param("Chunks after id's.", 2, low=0, high=MAX_LIMIT)
     page: int | None = param("With source: one PDF page.", low=1)
-    context_budget: int | None = param("Maximum characters of the reply.", low=MIN_BUDGET, setting="context_budget")
+    context_budget: int | None = param("Reply size in characters.", low=MIN_BUDGET, setting="context_budget")
     table: str | None = param("Table to use.", max_length=200, setting="table")
 
     def ask(self, engine: Engine) -> models.Document:

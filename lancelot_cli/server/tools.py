@@ -73,12 +73,12 @@ which is cheaper to find where something is."""
 DOCUMENT_DESCRIPTION = """\
 Read one document as Markdown (read-only): source (a lancedb_search hit's path) for all of it, or \
 id (a hit's id) with before/after for the chunks around it; page (with source): one PDF page. Cut to \
-contextBudget characters; a last line gives the id to go on from."""
+contextBudget characters; a last line gives the next id to read."""
 
 STATUS_DESCRIPTION = """\
 What can be searched (read-only): per table its rows, languages, indexes, vectors and, in "search", \
-what a search does ("hybrid: works, <model>" or "text only: <why>; <what to do>"). Call it when \
-lancedb_search fails or finds nothing."""
+what a search does ("hybrid: works, <model>" or "text only: <why>; <fix>"). Call it if \
+lancedb_search fails or finds nothing (lancedb_version: the server's)."""
 
 VERSION_DESCRIPTION = "Lancelot's version, MCP revisions and features (read-only; lancedb_status: the database)."
 

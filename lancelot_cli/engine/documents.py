@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any, NoReturn
 
+from lancelot_cli.codewords import without_name_words
 from lancelot_cli.engine.listing import closest
 from lancelot_cli.engine.packing import Chunk, cut_text
 from lancelot_cli.engine.ranking import source_of
@@ -67,7 +68,7 @@ def document(
             _no_chunk(tbl, source_col, chunk_id)
         source = str(hit[0][source_col])
     rows = document_rows(tbl, source_col, columns, str(source))
-    texts = [str(row.get(text_col) or "") for row in rows]
+    texts = [without_name_words(str(row.get(text_col) or "")) for row in rows]  # the file's lines, exactly
     if is_code(rows):  # a source file reads as its lines, numbered as in the file (issue 47 #5)
         # fenced: a terminal draws the lines as they are, not as Markdown paragraphs
         texts = [f"```\n{numbered(text, row.get(LINE_START))}\n```" for text, row in zip(texts, rows, strict=True)]
@@ -208,7 +209,11 @@ def overview(tbl: ReadOnlyTable, text_col: str, limit: int, narrow: RowFilter | 
         for _, row, _ in picked:
             row[text_col] = texts.get(row[ID])
     return [
-        Chunk(str(row.get(TITLE) or os.path.basename(source) or "(untitled)"), source, str(row.get(text_col) or ""))
+        Chunk(
+            str(row.get(TITLE) or os.path.basename(source) or "(untitled)"),
+            source,
+            without_name_words(str(row.get(text_col) or "")),
+        )
         for _, row, source in picked
     ]
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from lancelot_cli.codewords import without_name_words
 from lancelot_cli.engine.strength import by_meaning
 from lancelot_cli.models import Hit, TextRanking
 from lancelot_cli.storage.analyzer import (
@@ -360,18 +361,20 @@ def source_of(row: Row, source_columns: Sequence[str]) -> str:
 
 
 def hit(row: Row, ask: Ask, score: float, ranks: dict[str, int] | None = None, strength: float | None = None) -> Hit:
-    """``row`` as a hit; ``strength`` when the caller worked it out already (several phrasings)."""
-    text = str(row.get(ask.text_col) or "")
+    """``row`` as a hit; ``strength`` when the caller worked it out already (several phrasings). A code
+    chunk's line of name words (lancelot_cli/codewords.py) counts for its strength but is not shown."""
+    indexed = str(row.get(ask.text_col) or "")
+    text = without_name_words(indexed)
     source = source_of(row, ask.facts.source_columns)
-    title = row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)"
+    title = str(row.get(TITLE) or (os.path.basename(source.rstrip("/")) if source else "") or "(untitled)")
     hidden = {ID, TITLE, ask.text_col, *HIDDEN_COLUMNS}
-    matched = round(matched_share(text, ask.words), 3)
+    matched = round(matched_share(indexed, ask.words), 3)
     return Hit(
         id=str(row[ID]) if row.get(ID) is not None else f"{source}#?",
         score=_number(score),
         matched=matched,
-        strength=strength if strength is not None else _strength(row, ask, text, str(title)) if ask.terms else matched,
-        title=str(title),
+        strength=strength if strength is not None else _strength(row, ask, indexed, title) if ask.terms else matched,
+        title=title,
         source=source,
         snippet=snippet(text, ask.words),
         # Empty columns are left out: they cost an agent tokens and say nothing.

@@ -14,7 +14,8 @@ Each chunk carries its qualified name (``UsernameReplacementView.post``) and its
 goes into the chunk's heading with its words split out (``username replacement view post``): the
 full-text index keeps ``UsernameReplacementView`` as one term, so "username replacement view" finds
 the definition, and a query naming a symbol matches the chunk that defines it in the boosted
-heading, not only the files that import or call it.
+heading, not only the files that import or call it. The chunk's text ends with a line of the words
+of the compound names it uses (``inflationRate``: lancelot_cli/codewords.py), which hits leave out.
 
 A language whose grammar is missing (or a file that does not parse into definitions) falls back to
 windows of lines (``chunking.line_windows``), as every code file was read before.
@@ -27,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from lancelot_cli.codewords import camel_words, with_name_words
 
 # suffix -> (grammar module, the function in it that gives the language)
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -282,11 +285,16 @@ def code_chunks(text: str, suffix: str, max_chars: int) -> list[CodeChunk] | Non
     if len(text) <= max_chars:
         names = tuple(_all_names(found))
         name = found[0].name if len(found) == 1 else None
-        return [CodeChunk(name, 1, len(_lines(text)), text, names)] if text.strip() else []
+        return [_with_name_words(CodeChunk(name, 1, len(_lines(text)), text, names))] if text.strip() else []
     if not found:
         return None
     cutter = _Cutter(_lines(text), max_chars)
-    return cutter.merge_small(list(cutter.file(found)))
+    return [_with_name_words(chunk) for chunk in cutter.merge_small(list(cutter.file(found)))]
+
+
+def _with_name_words(chunk: CodeChunk) -> CodeChunk:
+    """``chunk`` with its text followed by the words of its compound names (lancelot_cli/codewords.py)."""
+    return CodeChunk(chunk.name, chunk.first, chunk.last, with_name_words(chunk.text), chunk.defines)
 
 
 # Module-level lines shorter than this (a `T = TypeVar("T")`, a constant, an `__all__`) join the chunk
@@ -413,30 +421,8 @@ def name_words(name: str) -> str:
     ``username replacement view post``, ``parse_HTTPResponse`` -> ``parse http response``."""
     words: list[str] = []
     for part in name.replace(".", " ").replace("_", " ").replace("::", " ").split():
-        words.extend(_camel_words(part))
+        words.extend(camel_words(part))
     return " ".join(word.lower() for word in words if word)
-
-
-def _camel_words(part: str) -> list[str]:
-    """``HTTPResponseCode`` -> ``HTTP Response Code``; ``parseJSON2`` -> ``parse JSON2`` (one pass)."""
-    words: list[str] = []
-    current = ""
-    for i, ch in enumerate(part):
-        if not ch.isalnum():
-            if current:
-                words.append(current)
-            current = ""
-            continue
-        if current and ch.isupper():
-            before = part[i - 1]
-            after = part[i + 1] if i + 1 < len(part) else ""
-            if before.islower() or before.isdigit() or (before.isupper() and after.islower()):
-                words.append(current)
-                current = ""
-        current += ch
-    if current:
-        words.append(current)
-    return words
 
 
 TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"})

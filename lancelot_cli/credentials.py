@@ -50,14 +50,15 @@ class FoundKey:
         return f"FoundKey(source={self.source!r}, value='***')"
 
 
-def _from_keychain() -> str | None:
+def _from_keychain(user: str = KEYRING_USER) -> str | None:
+    """The keychain's entry for ``user`` (the key, or the HTTP tokens of ``http_tokens``)."""
     try:
         import keyring
         from keyring.errors import KeyringError
     except ImportError:  # pragma: no cover - keyring is a dependency
         return None
     try:
-        value = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+        value = keyring.get_password(KEYRING_SERVICE, user)
     except KeyringError:
         return None
     except Exception as exc:  # noqa: BLE001 - a broken backend (D-Bus gone, locked store) is "no key", not a crash
@@ -166,15 +167,7 @@ def store_key(config_dir: Path, api_key: str) -> StoredKey:
         raise ValueError("an empty key cannot be stored")
     from lancelot_cli import keyfile
 
-    error: str | None = None
-    try:
-        import keyring
-
-        keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
-        if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) != value:
-            error = "the keychain did not keep the value"
-    except Exception as exc:  # noqa: BLE001 - KeyringError, NoKeyringError, D-Bus or OS errors from a backend
-        error = type(exc).__name__
+    error = keychain_write(KEYRING_USER, value)
     if error is None:
         keyfile.delete_key(config_dir)
         return StoredKey("keychain")
@@ -184,7 +177,21 @@ def store_key(config_dir: Path, api_key: str) -> StoredKey:
     return StoredKey("file", path=path, keychain_error=error)
 
 
-def _delete_from_keychain() -> tuple[bool, str | None]:
+def keychain_write(user: str, value: str) -> str | None:
+    """Put ``value`` in the keychain as ``user`` and read it back: None when it is there, else why
+    not (an exception's class name only: KeyringError, NoKeyringError, a backend's own)."""
+    try:
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, user, value)
+        if keyring.get_password(KEYRING_SERVICE, user) != value:
+            return "the keychain did not keep the value"
+    except Exception as exc:  # noqa: BLE001 - KeyringError, NoKeyringError, D-Bus or OS errors from a backend
+        return type(exc).__name__
+    return None
+
+
+def _delete_from_keychain(user: str = KEYRING_USER) -> tuple[bool, str | None]:
     """Remove the keychain entry: (removed, problem). No backend, or no entry, is not a problem."""
     try:
         import keyring
@@ -192,9 +199,9 @@ def _delete_from_keychain() -> tuple[bool, str | None]:
     except ImportError:  # pragma: no cover - keyring is a dependency
         return False, None
     try:
-        if keyring.get_password(KEYRING_SERVICE, KEYRING_USER) is None:
+        if keyring.get_password(KEYRING_SERVICE, user) is None:
             return False, None
-        keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+        keyring.delete_password(KEYRING_SERVICE, user)
     except (NoKeyringError, PasswordDeleteError):
         return False, None
     except KeyringError as exc:

@@ -1,6 +1,7 @@
 """The encrypted key file used where no OS keychain works (written by `lancelot init`).
 
-File: ``<config dir>/openai-key.enc``, mode 0600, a Fernet token (AES-128-CBC + HMAC-SHA256,
+Files: ``<config dir>/openai-key.enc`` (the OpenAI key) and ``http-tokens.enc`` (the bearer tokens
+`lancelot init --http-token` made for `serve --http`), mode 0600, each a Fernet token (AES-128-CBC + HMAC-SHA256,
 from the ``cryptography`` package). The Fernet key is derived with scrypt from a random salt
 stored in the file and a secret: ``LANCELOT_KEY_PASSPHRASE`` when set, else a random per-user
 secret kept in ``<config dir>/.secret`` (mode 0600). Without a passphrase this protects
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from cryptography.fernet import Fernet
 
 KEY_FILE = "openai-key.enc"
+TOKENS_FILE = "http-tokens.enc"
 SECRET_FILE = ".secret"
+ENCRYPTED_FILES = (KEY_FILE, TOKENS_FILE)  # every file the secret decrypts: it goes with the last of them
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -60,21 +63,22 @@ def _fernet(secret: bytes, salt: bytes) -> Fernet:
     return Fernet(base64.urlsafe_b64encode(key))
 
 
-def write_key(config_dir: Path, api_key: str) -> Path:
-    """Encrypt and store the key; returns the file's path."""
+def write_key(config_dir: Path, api_key: str, name: str = KEY_FILE) -> Path:
+    """Encrypt and store the key (or, with ``name``, another secret); returns the file's path."""
     secret = _secret(config_dir, create=True)
     assert secret is not None
     salt = secrets.token_bytes(16)
     token = _fernet(secret, salt).encrypt(api_key.encode("utf-8"))
     body = {"version": 1, "kdf": "scrypt", "salt": base64.b64encode(salt).decode(), "token": token.decode()}
-    path = config_dir / KEY_FILE
+    path = config_dir / name
     _write_private(path, json.dumps(body).encode("utf-8"))
     return path
 
 
-def read_key(config_dir: Path) -> str | None:
-    """The stored key, or None when there is no file. Raises when the file cannot be decrypted."""
-    path = config_dir / KEY_FILE
+def read_key(config_dir: Path, name: str = KEY_FILE) -> str | None:
+    """The stored key (or the file ``name``'s secret), or None when there is no file. Raises when the
+    file cannot be decrypted."""
+    path = config_dir / name
     if not path.exists():
         return None
     body = json.loads(path.read_text(encoding="utf-8"))
@@ -85,14 +89,15 @@ def read_key(config_dir: Path) -> str | None:
     return _fernet(secret, salt).decrypt(body["token"].encode("utf-8")).decode("utf-8")
 
 
-def delete_key(config_dir: Path) -> bool:
-    """Remove the key file, and the per-user secret beside it (useless without the file; a new one
-    is made by the next ``write_key``). True when there was a key file."""
+def delete_key(config_dir: Path, name: str = KEY_FILE) -> bool:
+    """Remove the key file (or the file ``name``), and the per-user secret beside it once no other
+    encrypted file needs it (a new one is made by the next ``write_key``). True when there was one."""
     try:
-        (config_dir / KEY_FILE).unlink()
+        (config_dir / name).unlink()
         existed = True
     except FileNotFoundError:
         existed = False
-    with contextlib.suppress(FileNotFoundError):
-        (config_dir / SECRET_FILE).unlink()
+    if not any((config_dir / other).exists() for other in ENCRYPTED_FILES):
+        with contextlib.suppress(FileNotFoundError):
+            (config_dir / SECRET_FILE).unlink()
     return existed

@@ -1,7 +1,8 @@
 """Login for `serve --http` and the Lambda handler (issue 50 #1): static bearer tokens, and OAuth
 access tokens through ``oauth.py``.
 
-With ``LANCELOT_HTTP_TOKENS`` set, a request to the MCP endpoint (and to ``/metrics``) must carry
+With ``LANCELOT_HTTP_TOKENS`` set (or, unset, tokens `lancelot init --http-token` stored in the
+keychain or the encrypted file: ``http_tokens``), a request to the MCP endpoint (and to ``/metrics``) must carry
 ``Authorization: Bearer <one of them>``; anything else is answered 401 with a ``WWW-Authenticate:
 Bearer`` challenge (RFC 6750 §3: no ``error`` when no credentials came, ``invalid_token`` when the
 ones that came are wrong). The token is read from that header only, never from the query string
@@ -38,6 +39,8 @@ OFF = ("0", "off", "false", "no")
 Header = tuple[bytes, bytes]
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lancelot_cli.server.oauth import OAuthVerifier
 
 
@@ -92,19 +95,31 @@ class Login:
         issuer: str | None = None,
         resource: str | None = None,
         jwks_url: str | None = None,
+        config_dir: Path | None = None,
     ) -> Login | None:
         """The login for ``LANCELOT_HTTP_TOKENS`` and the ``LANCELOT_OAUTH_*`` settings, or None when
         none is set. Every token is handed to ``redact`` first, so that from here on no log line or
-        reply carries it.
+        reply carries it. With no ``tokens``, the ones `lancelot init --http-token` stored in the
+        keychain or the encrypted file of ``config_dir`` (the environment's config folder when None)
+        count instead (``http_tokens``).
 
         Raises:
             ConfigError: a token too short or with characters a Bearer header cannot carry (the
-                message says which one by position, never the token); OAuth settings incomplete.
+                message says which one by position, never the token); OAuth settings incomplete; a
+                stored token file that cannot be decrypted.
         """
+        origin = "LANCELOT_HTTP_TOKENS"
+        if not tokens:
+            from lancelot_cli import http_tokens
+            from lancelot_cli.settings import config_dir as environment_config_dir
+
+            stored = http_tokens.find(config_dir or environment_config_dir())
+            if stored is not None:
+                tokens, origin = stored.tokens, f"the stored tokens ({stored.source})"
         for token in tokens:
             redact.remember(token)
         for number, token in enumerate(tokens, 1):
-            which = f"token {number} of {len(tokens)} in LANCELOT_HTTP_TOKENS"
+            which = f"token {number} of {len(tokens)} in {origin}"
             if not TOKEN_SHAPE.fullmatch(token):
                 raise ConfigError(
                     f"{which} has characters a bearer token cannot have; use letters, digits and - . _ ~ + /"

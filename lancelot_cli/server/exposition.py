@@ -7,13 +7,20 @@ requests answered. It is what `serve --http` always uses (counting costs a lock 
 a call); only the ``/metrics`` page is off unless ``LANCELOT_METRICS`` is on. Each worker process of
 ``--workers N`` keeps its own: a scrape reports the worker that answered, named by the ``pid``
 label of ``lancelot_info``.
+
+``lancelot_table_version{table="documents"}`` is the version of the default table being served: the
+pinned ``LANCELOT_TABLE_VERSION`` when it is a number, else the version the engine last read (a
+tag's version, or the latest one's) as the searches left it in memory. A scrape never asks the
+database: before the first read of an unpinned or tag-pinned table there is no sample.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lancelot_cli.server.metrics import Metrics
 
@@ -48,6 +55,8 @@ class CountingMetrics(Metrics):
         super().__init__(log_file, pid)
         self._histograms: dict[str, _Histogram] = {}
         self._statuses: dict[int, int] = {}
+        # table name -> the version served; set by `create_asgi_app` (see ``served_versions``)
+        self.table_versions: Callable[[], Mapping[str, int]] | None = None
 
     def record(self, tool: str, seconds: float, argument_chars: int, reply_chars: int, error: str | None) -> None:
         super().record(tool, seconds, argument_chars, reply_chars, error)
@@ -85,6 +94,9 @@ class CountingMetrics(Metrics):
             "# HELP lancelot_tool_errors_total MCP tool calls answered with an error, by tool.",
             "# TYPE lancelot_tool_errors_total counter",
             *(f'lancelot_tool_errors_total{{tool="{_label(name)}"}} {errors}' for name, _, _, _, errors in tools),
+            "# HELP lancelot_table_version The table version served: the pinned one, else the one last read.",
+            "# TYPE lancelot_table_version gauge",
+            *(f'lancelot_table_version{{table="{_label(name)}"}} {number}' for name, number in self._versions()),
             "# HELP lancelot_tool_duration_seconds Time to answer an MCP tool call, by tool.",
             "# TYPE lancelot_tool_duration_seconds histogram",
         ]
@@ -98,3 +110,41 @@ class CountingMetrics(Metrics):
             lines.append(f'lancelot_tool_duration_seconds_sum{{tool="{tool}"}} {total:.6f}')
             lines.append(f'lancelot_tool_duration_seconds_count{{tool="{tool}"}} {calls}')
         return ("\n".join(lines) + "\n").encode("utf-8")
+
+    def _versions(self) -> list[tuple[str, int]]:
+        if self.table_versions is None:
+            return []
+        try:
+            return sorted(self.table_versions().items())
+        except Exception:  # noqa: BLE001 - a scrape reports what it can; the gauge is left out
+            return []
+
+
+def served_versions(table: str, pin: str | None, engine: Any) -> Callable[[], dict[str, int]]:
+    """What ``lancelot_table_version`` reports for the default ``table``: the pin when it is a
+    version number, else the version ``engine`` (an ``Engine``) last read, from what its reader
+    keeps in memory; nothing when it has read none yet. No database call."""
+    fixed = pin.strip() if pin else ""
+
+    def versions() -> dict[str, int]:
+        if fixed.isdigit():
+            return {table: int(fixed)}
+        version = _last_read(getattr(engine, "_db", None), table)
+        return {} if version is None else {table: version}
+
+    return versions
+
+
+def _last_read(database: Any, table: str) -> int | None:
+    """The version of ``table`` a ``ReadOnlyDatabase`` last read, from its caches only: a pinned
+    table's facts, a folder's facts cache, an object store's kept handle's facts."""
+    if database is None:
+        return None
+    pinned = getattr(database, "_pinned", {}).get(table)
+    kept = getattr(database, "_open", {}).get(table)
+    for handle in (getattr(pinned, "table", None), kept):
+        facts = getattr(handle, "_facts", None)  # (version, facts) of the version last searched
+        if facts:
+            return int(facts[0])
+    cached = getattr(database, "_facts", {}).get(table)
+    return int(cached[1]) if cached else None

@@ -50,7 +50,7 @@ import anyio
 from lancelot_cli._version import __version__
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.server.auth import Login, switch
-from lancelot_cli.server.exposition import CONTENT_TYPE, CountingMetrics
+from lancelot_cli.server.exposition import CONTENT_TYPE, CountingMetrics, served_versions
 from lancelot_cli.server.http_body import BATCH, json_problem, media_type_problem, repaired
 from lancelot_cli.server.http_body import _depth as _depth  # (tests/test_linear_passes.py imports it here)
 from lancelot_cli.settings import Settings
@@ -332,6 +332,11 @@ def create_asgi_app(
     login = _login(settings)
     metrics_page = pages and switch("LANCELOT_METRICS", settings.metrics)
     metrics = metrics or CountingMetrics()
+    if engine is None:  # made here (it opens nothing yet) so that /metrics can say what it read
+        from lancelot_cli.engine import Engine
+
+        engine = Engine(settings)
+    metrics.table_versions = served_versions(settings.table, settings.table_version, engine)
     server = build_server(settings, engine, metrics=metrics)
 
     def build_inner() -> ASGIApp:

@@ -9,9 +9,10 @@ copy that did not come from the package index (``server_launch``). Only
 ``LANCEDB_PATH`` goes into them; the server finds everything else (the key included) in what init
 stored, so no configuration ever holds the key.
 
-With ``LANCELOT_HTTP_TOKENS`` set (issue 50), init also prints configurations for a server started
-with `lancelot serve --http`, carrying ``Authorization: Bearer`` from the variable ``MCP_LANCELOT_TOKEN``
-in each client's own way (``http_client_configs``): the token itself is never printed.
+With ``LANCELOT_HTTP_TOKENS`` set or a token stored by `init --http-token` (issue 50), init also
+prints configurations for a server started with `lancelot serve --http`, carrying ``Authorization:
+Bearer`` from the variable ``MCP_LANCELOT_TOKEN`` in each client's own way (``http_client_configs``).
+A token is printed once only, the run that made it, as ``MCP_LANCELOT_TOKEN=<token>``; never again.
 """
 
 from __future__ import annotations
@@ -173,19 +174,36 @@ def http_client_configs(url: str = DEFAULT_URL, variable: str = TOKEN_VARIABLE) 
     }
 
 
-def http_lines() -> list[str]:
-    """The HTTP configurations to print when ``LANCELOT_HTTP_TOKENS`` is set, else nothing."""
+def http_lines(new_token: str | None = None) -> list[str]:
+    """The HTTP configurations to print when ``LANCELOT_HTTP_TOKENS`` is set or a token is stored,
+    else nothing; ``new_token``, made by this run, is shown (this once) for the person to hand on."""
+    from lancelot_cli import http_tokens
     from lancelot_cli.settings import load
 
-    if not load().http_tokens:
+    settings = load()
+    if settings.http_tokens:
+        why = "LANCELOT_HTTP_TOKENS is set, so each request needs a token"
+        what = "one of the tokens"
+    elif new_token or http_tokens.stored(settings.config_dir):
+        why = "a token is stored, so each request needs it"
+        what = "the token" if new_token else "the stored token (shown only when `lancelot init --http-token` made it)"
+    else:
         return []
     configs = http_client_configs()
+    wins = " (LANCELOT_HTTP_TOKENS, set here, wins over it where it is set)" if settings.http_tokens else ""
+    shown = (
+        [
+            "",
+            f"The new token (shown this once; {SCRIPT} keeps it and will not show it again){wins}:",
+            f"{TOKEN_VARIABLE}={new_token}",
+        ]
+        if new_token
+        else []
+    )
     return [
         "",
-        (
-            f"Over HTTP (`{SCRIPT} serve --http`; LANCELOT_HTTP_TOKENS is set, so each request needs a token): "
-            f"set {TOKEN_VARIABLE} to one of the tokens where the client runs."
-        ),
+        f"Over HTTP (`{SCRIPT} serve --http`; {why}): set {TOKEN_VARIABLE} to {what} where the client runs.",
+        *shown,
         "",
         "Claude Code:",
         f"  {configs['claude']}",
@@ -201,8 +219,9 @@ def http_lines() -> list[str]:
     ]
 
 
-def print_client_configs(db_uri: str, launch: list[str] | None = None) -> None:
-    """Print every configuration on stdout (the result of `init`; notes go to stderr)."""
+def print_client_configs(db_uri: str, launch: list[str] | None = None, new_token: str | None = None) -> None:
+    """Print every configuration on stdout (the result of `init`; notes go to stderr), and the HTTP
+    token ``new_token`` this run made."""
     command, *leading = launch or server_launch()
     configs = client_configs(db_uri, command, tuple(leading))
     lines = [
@@ -226,7 +245,7 @@ def print_client_configs(db_uri: str, launch: list[str] | None = None) -> None:
         "",
         "Cursor (open the link to install):",
         f"  {configs['cursor']}",
-        *http_lines(),
+        *http_lines(new_token),
     ]
     if not os.path.isabs(command):
         lines.append(

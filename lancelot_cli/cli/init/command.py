@@ -3,7 +3,8 @@
 Without a terminal (stdin or stdout not a TTY) or with ``--yes`` nothing is asked. Answers come
 from the flags; ``--yes`` takes the current answer for anything not given (the stored or
 environment value, else the default), creates a missing database folder, and keeps the stored
-key. Without ``--yes``, ``--db`` and one of ``--api-key-stdin``/``--no-api-key`` (or a local
+key (and the stored HTTP token: ``--http-token`` makes a new one, ``--remove-http-token`` removes
+it). Without ``--yes``, ``--db`` and one of ``--api-key-stdin``/``--no-api-key`` (or a local
 ``--embedding-model local:...``) are required;
 missing ones are named in one error line (exit 1), never an ``EOFError`` or a hang.
 """
@@ -18,6 +19,7 @@ import typer
 from lancelot_cli.cli.helpfmt import isatty
 from lancelot_cli.cli.init.answers import InitOptions
 from lancelot_cli.cli.init.flow import execute
+from lancelot_cli.cli.init.http_token import TokenAction
 from lancelot_cli.cli.init.questions import QuestionaryPrompter, key_problem
 from lancelot_cli.cli.init.show import forget, show
 from lancelot_cli.errors import ConfigError, InvalidArgumentError
@@ -27,7 +29,7 @@ HELP = (
     "key (checked, then kept in the OS keychain or an encrypted file), a local model (no key), or none; "
     "prints ready-to-paste MCP client configurations. "
     "Without a terminal, answer with the flags. --show prints the settings and where each comes from; "
-    "--forget removes the stored key."
+    "--forget removes the stored key; --http-token makes a bearer token for `serve --http`, shown once."
 )
 
 
@@ -109,15 +111,29 @@ def init(
         ),
     ] = False,
     forget_: Annotated[bool, typer.Option("--forget", help="Remove the stored key (keychain and key file).")] = False,
+    http_token: Annotated[
+        bool,
+        typer.Option(
+            "--http-token",
+            help="Make a bearer token for `serve --http`, store it like the key (replacing a stored one) "
+            "and print it once, as MCP_LANCELOT_TOKEN=...",
+        ),
+    ] = False,
+    remove_http_token: Annotated[
+        bool, typer.Option("--remove-http-token", help="Remove the stored `serve --http` token.")
+    ] = False,
 ) -> None:
     """Exit 0 when set up; 1 for a missing answer without a terminal or a failed key check; 130 on Ctrl-C."""
     db = db or (ctx.obj or {}).get("db")
     if show_ and forget_:
         raise InvalidArgumentError("--show and --forget cannot be used together")
-    if (show_ or forget_) and (api_key_stdin or no_api_key or yes):
+    if (show_ or forget_) and (api_key_stdin or no_api_key or yes or http_token or remove_http_token):
         raise InvalidArgumentError(
-            f"{'--show' if show_ else '--forget'} takes no --api-key-stdin, --no-api-key or --yes"
+            f"{'--show' if show_ else '--forget'} takes no --api-key-stdin, --no-api-key, --yes, "
+            f"--http-token or --remove-http-token"
         )
+    if http_token and remove_http_token:
+        raise InvalidArgumentError("--http-token and --remove-http-token cannot be used together")
     if api_key_stdin and no_api_key:
         raise InvalidArgumentError("--api-key-stdin and --no-api-key cannot be used together")
     if show_:
@@ -145,4 +161,5 @@ def init(
         yes=yes,
     )
     interactive = not yes and isatty(sys.stdin) and isatty(sys.stdout)
-    execute(options, QuestionaryPrompter() if interactive else None, interactive=interactive)
+    token: TokenAction | None = "new" if http_token else "remove" if remove_http_token else None
+    execute(options, QuestionaryPrompter() if interactive else None, interactive=interactive, http_token=token)

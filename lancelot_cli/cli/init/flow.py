@@ -29,6 +29,7 @@ from lancelot_cli.cli.init import vectors
 from lancelot_cli.cli.init.answers import EmbeddingChoice, InitOptions, Plan
 from lancelot_cli.cli.init.clients import print_client_configs
 from lancelot_cli.cli.init.embed_now import Indexed, offer
+from lancelot_cli.cli.init.http_token import TokenAction, TokenQuestions
 from lancelot_cli.cli.init.key import KeyQuestions, described
 from lancelot_cli.cli.init.questions import Prompter, db_problem, normalise_db, not_blank, say, source_problem
 from lancelot_cli.cli.init.vectors import EmbeddingQuestions
@@ -56,7 +57,7 @@ def list_tables(db_uri: str) -> list[str]:
         return []
 
 
-class Wizard(KeyQuestions, EmbeddingQuestions):
+class Wizard(KeyQuestions, EmbeddingQuestions, TokenQuestions):
     """The questions and the decisions of `lancelot init`; `apply` does the writing.
 
     Args:
@@ -65,6 +66,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         interactive: a person is at a terminal and ``--yes`` was not given.
         environ: the environment (``os.environ`` when None).
         cwd: the working folder relative paths are taken from (the process's when None).
+        http_token: ``--http-token`` ("new") or ``--remove-http-token`` ("remove"); None: asked or kept.
     """
 
     def __init__(
@@ -75,8 +77,10 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         interactive: bool,
         environ: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        http_token: TokenAction | None = None,
     ) -> None:
         self.options = options
+        self.token_flag = http_token
         self.prompter = prompter
         self.interactive = interactive and prompter is not None
         self.env = os.environ if environ is None else environ
@@ -128,6 +132,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         endpoint = ("OPENAI_BASE_URL", "EMBEDDING_MODEL")
         if not self._measured and any(stored.get(n) != self.previous.get(n) for n in endpoint):
             stored.pop("EMBEDDING_DIMENSIONS", None)  # measured for another endpoint or model: now unknown
+        self._http_token(db_uri)  # the last question: a token made now is stored by `apply`
         return Plan(db_uri=db_uri, create_db=create, table=table, key_action=action, api_key=api_key, stored=stored)
 
     def _require_answers(self) -> None:
@@ -301,6 +306,7 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
             key_note = "The stored key was removed." if gone.removed else "There was no stored key to remove."
             for problem in gone.problems:
                 say(f"warning: {problem}")
+        self._apply_http_token()
         path = settings_module.write_stored(self.config_dir, plan.stored)
         from lancelot_cli.cli import background
 
@@ -311,12 +317,20 @@ class Wizard(KeyQuestions, EmbeddingQuestions):
         say("Check the set-up with `lancelot status`; `lancelot init --show` lists every setting and its source.")
 
 
-def execute(options: InitOptions, prompter: Prompter | None, *, interactive: bool, cwd: Path | None = None) -> Plan:
-    """The whole of `lancelot init` after the flags are read: ask, then write, then print the configurations."""
-    wizard = Wizard(options, prompter, interactive=interactive, cwd=cwd)
+def execute(
+    options: InitOptions,
+    prompter: Prompter | None,
+    *,
+    interactive: bool,
+    cwd: Path | None = None,
+    http_token: TokenAction | None = None,
+) -> Plan:
+    """The whole of `lancelot init` after the flags are read: ask, then write, then print the
+    configurations (and a new HTTP token, once)."""
+    wizard = Wizard(options, prompter, interactive=interactive, cwd=cwd, http_token=http_token)
     plan = wizard.run()
     wizard.apply(plan)
     if wizard.indexed is not None and wizard.interactive and wizard.embedding != "none":  # vectors it lacks
         offer(wizard.ask, wizard.indexed, plan.db_uri, wizard.env)
-    print_client_configs(plan.db_uri)
+    print_client_configs(plan.db_uri, new_token=wizard.new_token)
     return plan

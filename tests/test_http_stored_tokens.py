@@ -91,6 +91,9 @@ def test_init_makes_a_strong_token_stores_it_encrypted_and_shows_it_once(
     assert "Over HTTP" in again.stdout and "MCP_LANCELOT_TOKEN=" not in again.stdout
     shown = init("--show")
     assert shown.exit_code == 0 and token not in shown.output
+    # the row says a token is stored, and where (before: "(not set)", as if serve had no login)
+    (row,) = [line for line in shown.stdout.splitlines() if line.startswith("LANCELOT_HTTP_TOKENS")]
+    assert "(stored, hidden)" in row and keyfile.TOKENS_FILE in row
     status = CliRunner().invoke(app, ["status"], prog_name="lancelot")
     assert token not in status.output
 

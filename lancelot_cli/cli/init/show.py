@@ -37,6 +37,8 @@ def show(flags: Mapping[str, str | None], environ: Mapping[str, str] | None = No
         where = _SOURCE_WORDS.get(origin, origin)
         if origin != "file" and name in stored:
             where += f" (file has {redact.url(stored[name])})"
+        if name == "LANCELOT_HTTP_TOKENS" and origin == "default":
+            value, where = _stored_token_cell(directory, value, where)
         rows.append((name, value, where))
     rows.append(_key_row(directory, env))
     width_name = max(len(r[0]) for r in rows)
@@ -45,6 +47,16 @@ def show(flags: Mapping[str, str | None], environ: Mapping[str, str] | None = No
     for name, value, where in rows:
         lines.append(f"{name:<{width_name}}  {value:<{width_value}}  {where}")
     return "\n".join(lines)
+
+
+def _stored_token_cell(directory: Path, value: str, where: str) -> tuple[str, str]:
+    """The HTTP token row when no setting names one: the token `init --http-token` stored, hidden."""
+    from lancelot_cli import http_tokens, keyfile
+
+    if not http_tokens.stored(directory):
+        return value, where
+    in_file = (directory / keyfile.TOKENS_FILE).exists()
+    return "(stored, hidden)", f"init --http-token ({directory / keyfile.TOKENS_FILE if in_file else 'keychain'})"
 
 
 def _key_row(directory: Path, env: Mapping[str, str]) -> tuple[str, str, str]:

@@ -16,6 +16,7 @@ from lancelot_cli.engine import ranking
 from lancelot_cli.errors import VectorMismatchError
 from lancelot_cli.models import SearchKind, SearchType
 from lancelot_cli.storage.analyzer import has_unspaced
+from lancelot_cli.storage.function_words import query_votes
 from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
 
 Embedder = Callable[[list[str]], list[list[float]]]
@@ -60,17 +61,24 @@ def warm(tbl: ReadOnlyTable, vector_col: str, embedding: Embedding) -> str | Non
 
 
 def text_only(asked: SearchType, plan: Plan, ask: ranking.Ask) -> bool:
-    """A query with a word in Chinese, Japanese, Korean, Thai... is a text search when the table's
-    local model is English-only: on the Chinese and Japanese tuning manuals all-MiniLM-L6-v2 hybrid
-    scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed queries with at most half their
-    words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on one manual's tune split and cost 0.12 on
-    another's heldout (tests/benchmarks/README.md, "Every language and every way of asking")."""
-    return bool(
-        asked == "auto"
-        and plan.model
-        and not local_embed.multilingual(plan.model)
-        and any(has_unspaced(word) for word in ask.words)
-    )
+    """Whether an ``auto`` search runs as text because the table's local model is English-only and
+    the query is not English:
+
+    * a word in Chinese, Japanese, Korean, Thai...: on the Chinese and Japanese tuning manuals
+      all-MiniLM-L6-v2 hybrid scored MRR@10 0.67-0.80 where text scored 0.79-0.95; letting mixed
+      queries with at most half their words in CJK (`用 rsync 备份`) stay hybrid gained 0.023 on one
+      manual's tune split and cost 0.12 on another's heldout;
+    * a query whose function and question words are German, French, Spanish... (or, with none, a
+      table whose first language is not English): on FastAPI's translations MiniLM hybrid scored
+      below text in every one, German 0.802 against 0.838, Spanish 0.855 against 0.901, French 0.879
+      against 0.886 (issue 51; tests/benchmarks/README.md, "Local models from PyPI")."""
+    if asked != "auto" or not plan.model or local_embed.multilingual(plan.model):
+        return False
+    if any(has_unspaced(word) for word in ask.words):
+        return True
+    votes = query_votes(ask.query)
+    language = votes.most_common(1)[0][0] if votes else (ask.facts.languages or ("en",))[0]
+    return language != "en"
 
 
 def embed(texts: list[str], plan: Plan, embedding: Embedding) -> list[list[float]]:

@@ -19,6 +19,7 @@ from typing import Any, Literal, NamedTuple
 
 from lancelot_cli import redact
 from lancelot_cli.errors import ConfigError
+from lancelot_cli.location import Location
 
 SETTINGS_FILE = "settings.json"
 
@@ -199,7 +200,8 @@ class Settings:
         "LANCELOT_HTTP_TOKENS",
         (),
         "list",
-        "HTTP and Lambda: bearer tokens, comma-separated; set, every request must carry one (hidden in output)",
+        "HTTP and Lambda: bearer tokens, comma-separated; set, every request must carry one (hidden in output); "
+        "unset: the token `lancelot init --http-token` stored",
     )
     http_no_login: str | None = _setting(
         "LANCELOT_HTTP_NO_LOGIN", None, "str", "HTTP: 1 lets --host listen beyond loopback with no login"
@@ -246,6 +248,12 @@ class Settings:
     sources: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def database(self) -> Location | None:
+        """Where the database is, parsed once for every command and ``serve`` (location.py): what
+        they open, lock and send. ``db_uri`` stays as given, for the words `status` prints."""
+        return Location.parse(self.db_uri) if self.db_uri else None
+
+    @property
     def log_level_number(self) -> int:
         return LOG_LEVELS.get(self.log_level.lower(), 20)
 
@@ -255,8 +263,8 @@ class Settings:
         (cheap); an object store every 5 s by default, since each check is a request."""
         if self.read_consistency is not None:
             return self.read_consistency
-        uri = self.db_uri
-        return 0.0 if not uri or "://" not in uri or uri.startswith("file://") else OBJECT_STORE_CONSISTENCY
+        location = self.database
+        return 0.0 if location is None or location.is_local else OBJECT_STORE_CONSISTENCY
 
 
 class SettingField(NamedTuple):

@@ -125,6 +125,22 @@ def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+def sample_words() -> list[str]:
+    """The sample documents' text: the vocabulary of the tiny test encoder."""
+    return [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny ONNX encoder (tests/support/tiny_onnx.py: 32-d, random weights) whose vocabulary is the
+    sample documents' words: a local model for ``--embed-model local:DIR`` with no download. Built
+    once per session; a test that moves it away puts it back before it ends."""
+    pytest.importorskip("onnx", reason="the tiny test encoder is built with the onnx package")
+    from tests.support import tiny_onnx
+
+    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", sample_words())
+
+
 @pytest.fixture(scope="session")
 def embed_server_session() -> Iterator[EmbedServer]:
     server = EmbedServer().start()

@@ -22,7 +22,7 @@ from lancelot_cli import keyfile
 from lancelot_cli.cli.app import app
 from lancelot_cli.install_hint import install_command
 from lancelot_cli.local_embed import DEFAULT_MODEL
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import sample_words
 from tests.support import tiny_onnx
 from tests.test_init import CLEAR, DOWN, ENTER, KEY, cli, files_in, stored_settings, wizard
 
@@ -33,10 +33,12 @@ WITH_FASTEMBED = pytest.mark.skipif(
 )
 
 
+# Not conftest's ``tiny_model`` (32-d, like the stand-in API's vectors): 24-d, so the stored
+# EMBEDDING_DIMENSIONS "24" shows the wizard measured the model rather than assumed a size. Resolved:
+# the wizard stores the model folder's absolute path.
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    words = [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
-    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", words, hidden=24).resolve()
+    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", sample_words(), hidden=24).resolve()
 
 
 def write_previous(config: Path, **settings: str) -> None:

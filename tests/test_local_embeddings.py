@@ -24,19 +24,9 @@ from typer.testing import CliRunner
 from lancelot_cli.cli.app import app
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
-from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
-from tests.support import tiny_onnx
+from tests.conftest import SAMPLE_DOCS, lancelot_command, sample_words, subprocess_env
 from tests.support.engines import engine_for
 from tests.support.terminal import read_all
-
-
-def _words() -> list[str]:
-    return [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
-
-
-@pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", _words())
 
 
 def cli(*args: str | Path) -> Any:
@@ -44,17 +34,17 @@ def cli(*args: str | Path) -> Any:
 
 
 @pytest.fixture(scope="module")
-def local_db(model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def local_db(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample documents indexed with the tiny local model (module-wide; tests must not write)."""
     db = tmp_path_factory.mktemp("localdb") / "db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMBEDDING_"))}
     with pytest.MonkeyPatch.context() as mp:
         for name in set(os.environ) - set(env):
             mp.delenv(name)
-        result = cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{model}", "--json")
+        result = cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{tiny_model}", "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert summary["embeddingModel"] == f"local:{model.resolve()}"
+    assert summary["embeddingModel"] == f"local:{tiny_model.resolve()}"
     assert summary["embedded"] > 0
     return db
 
@@ -69,26 +59,26 @@ def test_auto_search_is_hybrid_with_no_key_and_vector_search_runs(local_db: Path
     assert scores == sorted(scores) and len(scores) > 1
 
 
-def test_status_names_the_local_model_and_embeddings_are_available(local_db: Path, model: Path) -> None:
+def test_status_names_the_local_model_and_embeddings_are_available(local_db: Path, tiny_model: Path) -> None:
     status = engine_for(local_db).status()
     table = status.tables[0]
-    assert table.embedding_model == f"local:{model.resolve()}"
-    assert table.vectors[0].model == f"local:{model.resolve()}" and table.vectors[0].dimension == 32
+    assert table.embedding_model == f"local:{tiny_model.resolve()}"
+    assert table.vectors[0].model == f"local:{tiny_model.resolve()}" and table.vectors[0].dimension == 32
     assert status.embeddings.available and status.embeddings.key_source is None
     result = cli("status", "--db", local_db)
-    assert result.exit_code == 0 and f"local:{model.resolve()}" in result.stdout
+    assert result.exit_code == 0 and f"local:{tiny_model.resolve()}" in result.stdout
 
 
-def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, model: Path) -> None:
-    found = engine_for(vector_db, EMBEDDING_MODEL=f"local:{model}").search("refund")
+def test_an_api_model_table_is_not_queried_with_a_local_model(vector_db: Path, tiny_model: Path) -> None:
+    found = engine_for(vector_db, EMBEDDING_MODEL=f"local:{tiny_model}").search("refund")
     assert found.search_type == "text" and "EMBEDDING_MODEL" in found.note
 
 
 def test_a_missing_model_folder_falls_back_to_text_with_a_note(
-    monkeypatch: pytest.MonkeyPatch, model: Path, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tiny_model: Path, tmp_path: Path
 ) -> None:
     moved = tmp_path / "model"
-    shutil.copytree(model, moved)
+    shutil.copytree(tiny_model, moved)
     db = tmp_path / "db"
     assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{moved}").exit_code == 0
     shutil.rmtree(moved)
@@ -98,12 +88,12 @@ def test_a_missing_model_folder_falls_back_to_text_with_a_note(
     assert engine_for(db).search("refund", search_type="text").note is None
 
 
-def test_reindex_embeds_only_changed_chunks(model: Path, docs: Path, tmp_path: Path) -> None:
+def test_reindex_embeds_only_changed_chunks(tiny_model: Path, docs: Path, tmp_path: Path) -> None:
     db = tmp_path / "db"
-    first = json.loads(cli("index", docs, db, "--embed-model", f"local:{model}", "--json").stdout)
+    first = json.loads(cli("index", docs, db, "--embed-model", f"local:{tiny_model}", "--json").stdout)
     again = json.loads(cli("index", docs, db, "--embed", "--json").stdout)  # no key: the table's model
     assert first["embedded"] > 0 and again["embedded"] == 0
-    assert again["embeddingModel"] == first["embeddingModel"] == f"local:{model.resolve()}"
+    assert again["embeddingModel"] == first["embeddingModel"] == f"local:{tiny_model.resolve()}"
     (docs / "policies" / "refunds.md").write_text("# Refunds\n\nRefunds are paid back as store credit.\n")
     changed = json.loads(cli("index", docs, db, "--embed", "--json").stdout)
     assert 1 <= changed["embedded"] < first["embedded"]
@@ -117,24 +107,24 @@ def test_index_with_a_bad_local_model_is_one_line_and_exit_1(docs: Path, tmp_pat
 
 
 def test_without_the_extra_the_message_says_how_to_install(
-    monkeypatch: pytest.MonkeyPatch, model: Path, docs: Path, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tiny_model: Path, docs: Path, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "fastembed", None)  # `import fastembed` now fails as if not installed
     monkeypatch.setattr("lancelot_cli.local_embed._shared", {})
-    result = cli("index", docs, tmp_path / "db", "--embed-model", f"local:{model}")
+    result = cli("index", docs, tmp_path / "db", "--embed-model", f"local:{tiny_model}")
     from lancelot_cli.install_hint import install_command
 
     assert result.exit_code == 1 and install_command("local") in result.stderr  # for this copy (install_hint.py)
 
 
 @pytest.mark.anyio
-async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, model: Path) -> None:
+async def test_in_memory_server_searches_hybrid_with_no_key(local_db: Path, tiny_model: Path) -> None:
     server = build_server(load(environ={**os.environ, "LANCEDB_PATH": str(local_db)}))
     async with Client(server) as client:
         found = (await client.call_tool("lancedb_search", {"query": "refund store credit"})).structured_content
         status = (await client.call_tool("lancedb_status", {})).structured_content
     assert found["searchType"] == "hybrid" and found["ranking"] == "rrf" and found["hits"]
-    assert status["tables"][0]["embeddingModel"] == f"local:{model.resolve()}"
+    assert status["tables"][0]["embeddingModel"] == f"local:{tiny_model.resolve()}"
     assert status["embeddings"]["available"] is True
 
 
@@ -154,17 +144,17 @@ async def test_spawned_server_warms_the_model_and_searches_hybrid(local_db: Path
     assert found["searchType"] == "hybrid" and found.get("note") is None
 
 
-def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(model: Path) -> None:
+def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order(tiny_model: Path) -> None:
     """Texts run sorted by length (less padding); the vectors come back in the order given, each
     the one the text gets alone."""
     import numpy as np
 
     from lancelot_cli.local_embed import BATCH, LocalEmbedder
 
-    words = " ".join(_words()).split()
+    words = " ".join(sample_words()).split()
     texts = [" ".join(words[i * 7 : i * 7 + 3 + (i * 37) % 150]) for i in range(BATCH + 9)]
     texts[5] = texts[0]  # a repeated text gets the same vector
-    embedder = LocalEmbedder(f"local:{model}")
+    embedder = LocalEmbedder(f"local:{tiny_model}")
     together = np.array(embedder.embed(texts))
     alone = np.array([embedder.embed([text])[0] for text in texts])
     assert together.shape == alone.shape
@@ -216,7 +206,7 @@ def test_real_minilm_gives_the_published_vectors(
 
 
 @pytest.mark.slow
-def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, tmp_path: Path) -> None:
+def test_the_progress_bar_names_the_model_that_embeds(tiny_model: Path, docs: Path, tmp_path: Path) -> None:
     """Plain `--embed` on a table of local vectors embeds with the table's model: the bar says so,
     not EMBEDDING_MODEL's API default (the bar is drawn only on a terminal: stderr on a pty)."""
     import pty
@@ -225,7 +215,7 @@ def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, t
     from lancelot_cli.settings import Settings
 
     db = tmp_path / "db"
-    assert cli("index", docs, db, "--embed-model", f"local:{model}").exit_code == 0
+    assert cli("index", docs, db, "--embed-model", f"local:{tiny_model}").exit_code == 0
     for number in range(40):  # enough new chunks for a bar that is drawn at least once
         (docs / f"new-{number}.md").write_text(f"# Note {number}\n\nStore credit note number {number}.\n")
     leader, follower = pty.openpty()
@@ -241,7 +231,7 @@ def test_the_progress_bar_names_the_model_that_embeds(model: Path, docs: Path, t
     assert proc.wait(timeout=120) == 0
     os.close(leader)
     shown = output.decode("utf-8", "replace")
-    assert f"embedding (local:{model.resolve()}" in shown.replace("\r", "").replace("\n", ""), shown[-2000:]
+    assert f"embedding (local:{tiny_model.resolve()}" in shown.replace("\r", "").replace("\n", ""), shown[-2000:]
     assert Settings().embedding_model not in shown  # the API model plain --embed would have named
 
 
@@ -332,14 +322,14 @@ def test_warming_an_uncached_registry_model_downloads_nothing(tmp_path: Path) ->
 
 
 def test_status_with_local_vectors_and_no_key_says_index_embed_reuses_the_model(
-    local_db: Path, model: Path, tmp_path: Path
+    local_db: Path, tiny_model: Path, tmp_path: Path
 ) -> None:
     """Issue 39 #8: it said `index --embed` "needs an OpenAI key" and listed `OPENAI_API_KEY (set)`."""
     result = CliRunner().invoke(app, ["status", "--db", str(local_db)], prog_name="lancelot", env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.stderr
     out = " ".join(result.stdout.split())
     assert "needs an OpenAI key" not in out
-    assert f"makes them with the table's own local model, no key (documents: local:{model.resolve()})" in out
+    assert f"makes them with the table's own local model, no key (documents: local:{tiny_model.resolve()})" in out
     assert "OPENAI_API_KEY (not set) -" in out
     # and it does: --embed with no key, no endpoint, no EMBEDDING_MODEL uses the table's model
     db = tmp_path / "db"
@@ -350,7 +340,7 @@ def test_status_with_local_vectors_and_no_key_says_index_embed_reuses_the_model(
     indexed = cli("index", docs, db, "--embed", "--json")
     assert indexed.exit_code == 0, indexed.stderr
     summary = json.loads(indexed.stdout)
-    assert summary["embeddingModel"] == f"local:{model.resolve()}" and summary["embedded"] == 1
+    assert summary["embeddingModel"] == f"local:{tiny_model.resolve()}" and summary["embedded"] == 1
 
 
 def test_search_help_says_a_local_model_needs_no_key() -> None:

@@ -33,18 +33,12 @@ def cli(*args: str | Path) -> Any:
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    words = [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
-    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", words)
-
-
-@pytest.fixture(scope="module")
-def local_db(model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def local_db(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("localdb") / "db"
     with pytest.MonkeyPatch.context() as mp:
         for name in [k for k in os.environ if k.startswith(("OPENAI_", "EMBEDDING_"))]:
             mp.delenv(name)
-        result = cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{model}")
+        result = cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{tiny_model}")
     assert result.exit_code == 0, result.stderr
     return db
 
@@ -68,26 +62,26 @@ def test_a_table_without_vectors_says_text_only_even_with_a_local_model_set(
 
 
 def test_a_local_model_table_names_its_own_model_not_the_setting(
-    local_db: Path, model: Path, monkeypatch: pytest.MonkeyPatch
+    local_db: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a key, and EMBEDDING_MODEL left at its default
     engine = engine_for(local_db, monkeypatch)
     line = engine.status().tables[0].search
-    assert line == f"hybrid: works, local {model.resolve()}, 32-d"
+    assert line == f"hybrid: works, local {tiny_model.resolve()}, 32-d"
     _agrees(line, engine)
     out = cli("status", "--db", local_db).stdout
-    assert f"documents: hybrid: works, local {model.resolve()}, 32-d" in out
+    assert f"documents: hybrid: works, local {tiny_model.resolve()}, 32-d" in out
     assert "makes them with text-embedding-ada-002 through OpenAI (key from env)" in out
     assert "in table 'documents' they would replace the vectors of another model" in out
 
 
 def test_another_local_model_set_still_searches_with_the_tables_own(
-    local_db: Path, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_db: Path, tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = tiny_onnx.build(tmp_path / "other", ["refund"], seed=1)
     engine = engine_for(local_db, monkeypatch, EMBEDDING_MODEL=f"local:{other}")
     line = engine.status().tables[0].search
-    assert line == f"hybrid: works, local {model.resolve()}, 32-d"  # issue 45 #5: the table's own model
+    assert line == f"hybrid: works, local {tiny_model.resolve()}, 32-d"  # issue 45 #5: the table's own model
     _agrees(line, engine)
 
 
@@ -116,21 +110,21 @@ def test_an_api_model_table_with_a_key_is_hybrid_and_the_tool_says_so(vector_env
 
 
 def test_a_missing_model_folder_says_text_only(
-    local_db: Path, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    local_db: Path, tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import shutil
 
     moved = tmp_path / "moved"
-    shutil.copytree(model, moved)
-    shutil.rmtree(model)
+    shutil.copytree(tiny_model, moved)
+    shutil.rmtree(tiny_model)
     monkeypatch.setattr(local_embed, "_shared", {})  # as in a new process: the model loads anew, and fails
     try:
         engine = engine_for(local_db, monkeypatch)
         line = engine.status().tables[0].search
         assert line.startswith(
-            f"text only: the vectors were made with the model in {model.resolve()}, which is not there"
+            f"text only: the vectors were made with the model in {tiny_model.resolve()}, which is not there"
         )
         assert "--embed-model" in line  # and what to do (issue 45)
         _agrees(line, engine)
     finally:
-        shutil.copytree(moved, model)
+        shutil.copytree(moved, tiny_model)

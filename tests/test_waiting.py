@@ -22,7 +22,6 @@ from lancelot_cli.cli.app import app
 from lancelot_cli.cli.init.flow import list_tables
 from lancelot_cli.errors import EmbeddingError
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
-from tests.support import tiny_onnx
 from tests.support.servers import closed_url
 from tests.support.terminal import read_all
 
@@ -89,14 +88,8 @@ def test_index_with_an_unreachable_hub_is_one_line(
     assert not (tmp_path / "db").exists() or not any((tmp_path / "db").iterdir())
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    words = [p.read_text("utf-8", errors="replace") for p in SAMPLE_DOCS.rglob("*") if p.is_file()]
-    return tiny_onnx.build(tmp_path_factory.mktemp("tiny") / "model", words)
-
-
 @WITH_FASTEMBED
-def test_loading_a_model_is_announced(model: Path) -> None:
+def test_loading_a_model_is_announced(tiny_model: Path) -> None:
     said: list[str] = []
 
     @contextlib.contextmanager
@@ -104,20 +97,20 @@ def test_loading_a_model_is_announced(model: Path) -> None:
         said.append(message)
         yield
 
-    embedder = local_embed.LocalEmbedder(f"local:{model}")
+    embedder = local_embed.LocalEmbedder(f"local:{tiny_model}")
     with local_embed.announced_to(record):
         embedder.load()
         embedder.load()  # loaded once: said once
-    assert said == [f"Loading the local model {model.resolve()}…"]
-    local_embed.LocalEmbedder(f"local:{model}").load()  # outside: nobody is told (a server)
+    assert said == [f"Loading the local model {tiny_model.resolve()}…"]
+    local_embed.LocalEmbedder(f"local:{tiny_model}").load()  # outside: nobody is told (a server)
     assert len(said) == 1
 
 
 @WITH_FASTEMBED
 @pytest.mark.slow
-def test_a_terminal_search_that_loads_the_model_shows_a_spinner(model: Path, tmp_path: Path) -> None:
+def test_a_terminal_search_that_loads_the_model_shows_a_spinner(tiny_model: Path, tmp_path: Path) -> None:
     db = tmp_path / "db"
-    assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{model}").exit_code == 0
+    assert cli("index", SAMPLE_DOCS, db, "--embed-model", f"local:{tiny_model}").exit_code == 0
     leader, follower = pty.openpty()
     env = subprocess_env(TERM="xterm-256color", COLUMNS="120", LANCELOT_WARM="0")
     proc = subprocess.Popen(
@@ -131,7 +124,7 @@ def test_a_terminal_search_that_loads_the_model_shows_a_spinner(model: Path, tmp
     out = read_all(leader).decode()
     assert proc.wait(timeout=60) == 0, out
     os.close(leader)
-    assert f"Loading the local model {model.resolve()}" in out
+    assert f"Loading the local model {tiny_model.resolve()}" in out
     piped = subprocess.run(
         [*lancelot_command(), "search", "refund", "--db", str(db)], capture_output=True, text=True, env=env, timeout=60
     )

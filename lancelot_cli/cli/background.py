@@ -14,14 +14,15 @@ only: no SDK, no pydantic, no lancedb.
 One server for every database, at most one alive. The server answers for whichever database a call
 names (``DATABASE_KEY`` in the call's `_meta`; server/databases.py keeps three open); its socket is
 named by a fingerprint of the version, the Python, every other setting's value, the variables that
-choose a key or object-store credentials, and the working folder when the database path is relative
-(the server resolves it in the folder it was started in). The server keeps the environment and
-folder it was started with; a command whose fingerprint differs starts its own and the others are
-told to exit (their sockets removed), so no server answers with another environment's settings or
-key and at most one holds memory. A command that failed starts none (app.py ``main``): a mistyped
-`--db` would otherwise leave a server behind. Its files live in a folder only this user may enter:
-0700, owned by us, not a link (``$XDG_RUNTIME_DIR/lancelot``, else ``<temp dir>/lancelot-<uid>``);
-otherwise nothing is started. POSIX only.
+choose a key or object-store credentials, and the working folder when the database path is relative.
+A call names its database as location.py parses it (``~`` expanded by the command, a relative path
+made absolute in the command's folder), never as typed: the server's home and folder may differ. The
+server keeps the environment and folder it was started with; a command whose fingerprint differs
+starts its own and the others are told to exit (their sockets removed), so no server answers with
+another environment's settings or key and at most one holds memory. A command that failed starts
+none (app.py ``main``): a mistyped `--db` would otherwise leave a server behind. Its files live in a
+folder only this user may enter: 0700, owned by us, not a link (``$XDG_RUNTIME_DIR/lancelot``, else
+``<temp dir>/lancelot-<uid>``); otherwise nothing is started. POSIX only.
 
 Why one server for every database rather than one per database with at most one alive (issue 39):
 100 searches alternating between three databases (the sample, the FastAPI docs: 1,396 chunks, and
@@ -75,7 +76,8 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
     """The tool's whole reply (the `--json` form) from the background server, None to run in-process.
     An engine error the server reports is raised here as the LancelotError it was."""
     path = socket_path(settings)
-    if path is None or not settings.db_uri:  # no database: in-process says how to name one
+    location = settings.database
+    if path is None or location is None:  # no database: in-process says how to name one
         return None
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -91,7 +93,7 @@ def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[st
         except OSError:
             return None
         try:
-            result = _exchange(sock, tool, dict(arguments), settings.db_uri)
+            result = _exchange(sock, tool, dict(arguments), location.uri)
         except _NoReply:
             _retire(path)
             return None
@@ -244,8 +246,8 @@ def fingerprint(settings: Settings) -> str:
         for name, value in os.environ.items()
         if (name in OTHER_ENVIRONMENT or name.startswith(CREDENTIALS)) and name not in UNFELT
     )
-    uri = settings.db_uri or ""
-    if "://" not in uri and not os.path.isabs(os.path.expanduser(uri)):
+    location = settings.database
+    if location is None or location.relative:
         parts.append(os.getcwd())  # a relative database path (or none) means something only here
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
@@ -297,8 +299,8 @@ def start_pending() -> None:
     import subprocess
 
     env = dict(os.environ)
-    if settings.sources.get("LANCEDB_PATH") == "flag" and settings.db_uri:
-        env["LANCEDB_PATH"] = settings.db_uri  # --db: what the server would not see in its environment
+    if settings.sources.get("LANCEDB_PATH") == "flag" and settings.database is not None:
+        env["LANCEDB_PATH"] = settings.database.uri  # --db: what the server would not see in its environment
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
     log = f"{path[: -len('.sock')]}.log"

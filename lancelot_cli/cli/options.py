@@ -9,6 +9,7 @@ import typer
 
 from lancelot_cli import settings as settings_module
 from lancelot_cli.limits import MAX_BUDGET, MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
+from lancelot_cli.location import Location
 from lancelot_cli.requests import PER_DOCUMENT, Query, Search, bounds
 from lancelot_cli.settings import BY_NAME, DEFAULT_TABLE, Settings
 
@@ -21,12 +22,13 @@ def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
     unexpected (no folder, a remote URI, a settings file that cannot be read) gives no suggestions.
     """
     try:
-        folder = _completion_db(ctx)
-        if not folder or "://" in folder:
+        given = _completion_db(ctx)
+        location = Location.parse(given) if given else None
+        if location is None or not location.is_local:
             return []
         names = sorted(
             entry.name[: -len(".lance")]
-            for entry in os.scandir(os.path.expanduser(folder))
+            for entry in os.scandir(location.folder)
             if entry.is_dir() and entry.name.endswith(".lance") and not entry.name.startswith(".")
         )
     except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell

@@ -12,8 +12,8 @@ import typer
 from lancelot_cli.cli.options import Db, load_settings
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.limits import MAX_WORKERS
+from lancelot_cli.location import Location
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.schema import is_local, local_path
 
 HELP = (
     "Run the read-only MCP server: on stdio (what an MCP client starts; stdout carries MCP messages "
@@ -178,14 +178,16 @@ def warn_missing_database(settings: Settings) -> None:
         )
         sys.stderr.flush()
         return
-    if not is_local(settings.db_uri):
+    location = Location.parse(settings.db_uri)
+    if not location.is_local:
         return
-    path = Path(local_path(settings.db_uri)).expanduser()
+    path = location.folder
     if not os.path.isdir(path):
         what = "is not a folder" if path.exists() else "does not exist yet"
+        shown = location.display
         sys.stderr.write(
-            f"lancelot: warning: database folder {path} {what}; tools will say so until "
-            f"`lancelot index SRC {path}` creates it\n"
+            f"lancelot: warning: database folder {shown} {what}; tools will say so until "
+            f"`lancelot index SRC {shown}` creates it\n"
         )
         sys.stderr.flush()
 
@@ -197,7 +199,8 @@ def check_table_version(settings: Settings) -> None:
     for a server without a pin."""
     if not settings.table_version or not settings.db_uri:
         return
-    if is_local(settings.db_uri) and not os.path.isdir(Path(local_path(settings.db_uri)).expanduser()):
+    location = Location.parse(settings.db_uri)
+    if location.is_local and not location.folder.is_dir():
         return
     from lancelot_cli.engine import Engine
     from lancelot_cli.errors import DatabaseNotFoundError, TableNotFoundError
@@ -214,8 +217,8 @@ def metrics_log_path(name: str, settings: Settings) -> Path:
     if not path.is_absolute():
         path = settings.config_dir / path
     path = path.resolve()
-    if settings.db_uri and is_local(settings.db_uri):
-        db = Path(local_path(settings.db_uri)).expanduser().resolve()
+    if settings.db_uri and (location := Location.parse(settings.db_uri)).is_local:
+        db = location.folder.resolve()
         if path == db or db in path.parents:
             raise ConfigError(
                 f"--metrics-log must not write into the database folder {db}; give a name (it goes "

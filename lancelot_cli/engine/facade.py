@@ -57,7 +57,7 @@ def _chunk(hit: Hit) -> Chunk:
 
 
 class Engine:
-    """Read-only operations over the database named by ``settings.db_uri``.
+    """Read-only operations over the database named by ``settings.database``.
 
     Args:
         settings: resolved settings.
@@ -86,13 +86,14 @@ class Engine:
     def database(self) -> ReadOnlyDatabase:
         """The database, opened on first use."""
         if self._db is None:
-            if not self.settings.db_uri:
+            location = self.settings.database
+            if location is None:
                 raise ConfigError(
                     "no database configured: set LANCEDB_PATH to your database folder, pass --db, "
                     "or run `lancelot init`"
                 )
             self._db = ReadOnlyDatabase(
-                self.settings.db_uri,
+                location.uri,
                 self.settings.consistency_seconds,
                 dict(self.settings.storage_options or {}),
                 self.settings.index_cache_mb,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding, text_only
 from lancelot_cli.indexer.sources import MAX_FILE_BYTES
-from lancelot_cli.storage.schema import is_local, local_path
 
 Progress = Callable[[str, int, int], None]  # (relative path, files done, files total)
 OnEmbed = Callable[[int, int, str], None]  # (chunks embedded, chunks to embed, the model embedding them)
@@ -110,9 +109,3 @@ def normalise_extensions(extensions: Iterable[str]) -> frozenset[str]:
             if part:
                 found.add(part if part.startswith(".") else f".{part}")
     return frozenset(found)
-
-
-def local_database(database: str) -> str:
-    """A local database as a plain path with ``~`` expanded (the writer lock's file sits in it); an
-    object-store URI as it is."""
-    return str(Path(local_path(database)).expanduser()) if is_local(database) else database

@@ -26,10 +26,7 @@ from lancelot_cli.indexer import ledger
 from lancelot_cli.indexer.embedding import Embed, Embedding, Filled, fill_vectors
 from lancelot_cli.indexer.from_ledger import answer_from_ledger, ledger_after, nothing_to_do, read_states
 from lancelot_cli.indexer.html import common_suffix, quick_title, strip_suffix
-from lancelot_cli.indexer.job import (
-    IndexJob,
-    local_database,
-)
+from lancelot_cli.indexer.job import IndexJob
 from lancelot_cli.indexer.plan import Plan, plan_run
 from lancelot_cli.indexer.reading import MissingModule, read_all
 from lancelot_cli.indexer.report import IndexReport
@@ -49,6 +46,7 @@ from lancelot_cli.indexer.signals import (
     sigterm_raises,
 )
 from lancelot_cli.indexer.sources import NothingToIndex, SourceError, nothing_readable
+from lancelot_cli.location import Location
 from lancelot_cli.storage import disk
 from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, text_languages
 from lancelot_cli.storage.schema import (
@@ -72,10 +70,11 @@ def index_job(job: IndexJob) -> IndexReport:
     """Make the job's table match the documents of its folder (what that means: `index_folder`)."""
     owns = owns_signals()
     with sigterm_raises(owns):
+        shown = Location.parse(job.database).display  # the report names the database as it was given
         job = checked(job)
         fresh = is_local(job.database) and not Path(job.database).exists()
         try:
-            return _run(job, owns)
+            return _run(job, owns, shown)
         except OSError as exc:  # a full disk or a read-only folder, said as such (storage/disk.py)
             said = disk.problem(exc, job.database)
             if said is None:
@@ -105,18 +104,18 @@ def checked(job: IndexJob) -> IndexJob:
     if not root.is_dir():
         what = "is not a folder" if root.exists() else "does not exist"
         raise IndexingError(f"source folder {root} {what}; give the folder of documents to index")
-    database = local_database(job.database)
-    if is_local(database) and Path(database).exists() and not Path(database).is_dir():
-        raise IndexingError(f"database path {database} is a file; give a folder (it is created if missing)")
-    return replace(job, source=root, database=database)
+    database = Location.parse(job.database)
+    if database.is_local and database.folder.exists() and not database.folder.is_dir():
+        raise IndexingError(f"database path {database.display} is a file; give a folder (it is created if missing)")
+    return replace(job, source=root, database=database.uri)
 
 
-def _run(job: IndexJob, owns: bool) -> IndexReport:
+def _run(job: IndexJob, owns: bool, shown: str) -> IndexReport:
     """The steps in their order, holding the writer lock (a second run on the table refuses)."""
     from lancelot_cli.storage.lock import writer_lock
 
     started = time.perf_counter()
-    report = IndexReport(source=str(job.source), database=job.database, table=job.table)
+    report = IndexReport(source=str(job.source), database=shown, table=job.table)
     # A missing local model or API key fails the run as the embedder is chosen, before any file is
     # read. A local database that is not there yet has no table, so no stored model: there it is
     # chosen before the lock makes the folder, which a failed run must not leave behind

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from lancelot_cli.indexer.bounds import TextBudget
-from lancelot_cli.indexer.zipped import ZipError, open_zip, read_xml, relations
+from lancelot_cli.indexer.zipped import open_zip, read_xml, relations
 
 NS = {
     "p": "http://schemas.openxmlformats.org/presentationml/2006/main",
@@ -24,10 +24,6 @@ NOTES = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/not
 TITLES = {"title", "ctrTitle"}
 CHROME = {"dt", "ftr", "sldNum", "hdr", "sldImg"}  # placeholders that are not the slide's content
 NOTES_MARK = "Notes:"
-
-
-class SlidesError(ZipError):
-    """The deck cannot be read; the message says why."""
 
 
 def read_pptx(raw: bytes) -> tuple[str | None, list[str]]:

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.indexer.job import IndexJob, folder_job, local_database
+from lancelot_cli.indexer.job import IndexJob, folder_job
 from lancelot_cli.indexer.pipeline import index_job
 from lancelot_cli.indexer.report import IndexReport
 from lancelot_cli.indexer.scanning import EXTENSIONS
 from lancelot_cli.indexer.signals import Interrupted
+from lancelot_cli.location import Location
 
 # Events are gathered until the folder has been quiet this long (editors save in bursts)...
 QUIET_MS = 150
@@ -185,7 +186,7 @@ def optimize_table(job: IndexJob) -> bool:
     from lancelot_cli.storage.lock import writer_lock
     from lancelot_cli.storage.writer import TableWriter
 
-    database = local_database(job.database)
+    database = Location.parse(job.database).uri  # the folder every command means (location.py)
     with writer_lock(database, job.table):
         return TableWriter(database, job.table, job.storage_options).optimize(force=True)
 

@@ -48,7 +48,7 @@ class Engines:
         self._lock = threading.Lock()
         self._open: OrderedDict[str | None, Engine] = OrderedDict()
         if engine is not None:
-            self._open[settings.db_uri] = engine
+            self._open[_key(settings.db_uri)] = engine
 
     def ask(self, context: Any) -> Any:
         """Note the database the call names (a token for ``done``); None when it names none."""
@@ -68,18 +68,26 @@ class Engines:
 
     def get(self) -> Engine:
         uri = _asked.get() or self._settings.db_uri
+        key = _key(uri)  # `~/db` and the folder it names are one database, opened once
         with self._lock:
-            found = self._open.get(uri)
+            found = self._open.get(key)
             if found is not None:
-                self._open.move_to_end(uri)
+                self._open.move_to_end(key)
                 return found
-            same = uri == self._settings.db_uri
+            same = key == _key(self._settings.db_uri)
             engine = Engine(self._settings if same else dataclasses.replace(self._settings, db_uri=uri))
             if uri and is_local(uri) and not os.path.isdir(local_path(uri)):
                 return engine  # its error, for this call only
-            self._open[uri] = engine
+            self._open[key] = engine
             while len(self._open) > MAX_OPEN:
                 self._open.popitem(last=False)
             if self._on_change is not None:  # under the lock: the record follows the order of changes
                 self._on_change([display_uri(u) for u in self._open if u])
         return engine
+
+
+def _key(uri: str | None) -> str | None:
+    """The database ``uri`` names, as one spelling (lancelot_cli/location.py): the key of an open engine."""
+    from lancelot_cli.location import Location
+
+    return Location.parse(uri).uri if uri else None

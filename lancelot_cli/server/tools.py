@@ -136,15 +136,15 @@ def register(
     server: MCPServer, settings: Settings, get_engine: GetEngine, metrics: Metrics, protocol_version: str
 ) -> None:
     """Add the tools and the usage resource to ``server``."""
-    for make, name, title, description, structured in (
-        (_search, "lancedb_search", "Search documents", SEARCH_DESCRIPTION, True),
-        (_query, "lancedb_query", "Get context for a question", QUERY_DESCRIPTION, False),
-        (_document, "lancedb_document", "Read a document", DOCUMENT_DESCRIPTION, False),
-        (_status, "lancedb_status", "Database status", STATUS_DESCRIPTION, True),
+    for tool, name, title, description, structured in (
+        (_search(settings, get_engine), "lancedb_search", "Search documents", SEARCH_DESCRIPTION, True),
+        (_query(settings, get_engine), "lancedb_query", "Get context for a question", QUERY_DESCRIPTION, False),
+        (_document(settings, get_engine), "lancedb_document", "Read a document", DOCUMENT_DESCRIPTION, False),
+        (_status(settings, get_engine, metrics), "lancedb_status", "Database status", STATUS_DESCRIPTION, True),
     ):
         options: dict[str, Any] = {} if structured else {"structured_output": False}
         server.add_tool(
-            make(settings, get_engine, metrics),
+            tool,
             name=name,
             title=title,
             description=description,
@@ -230,7 +230,7 @@ def _tool(
     return tool
 
 
-def _search(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
+def _search(settings: Settings, get_engine: GetEngine) -> Callable[..., Any]:
     def respond(request: Search, reply: SearchResult) -> CallToolResult:
         result = _json_result(reply)
         if not _whole_reply.get():  # each hit's document as a resource link (server/links.py)
@@ -246,7 +246,7 @@ def _context(request: Any, reply: Any) -> str | CallToolResult:
     return _json_result(reply) if _whole_reply.get() else reply.context
 
 
-def _query(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
+def _query(settings: Settings, get_engine: GetEngine) -> Callable[..., Any]:
     return _tool(Query, settings, get_engine, _context, str | CallToolResult)
 
 
@@ -262,7 +262,7 @@ class _LinkedRead(Read):
         return replace(asked, source=linked[0], table=linked[1] or asked.table)
 
 
-def _document(settings: Settings, get_engine: GetEngine, metrics: Metrics) -> Callable[..., Any]:
+def _document(settings: Settings, get_engine: GetEngine) -> Callable[..., Any]:
     return _tool(_LinkedRead, settings, get_engine, _context, str | CallToolResult)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from lancelot_cli.location import Location
+
 # Columns written by `lancelot index`, in order. `id` = "<path>#<chunk>", `hash` = sha256 of the
 # chunk's title and text (lets a re-run skip unchanged rows).
 ID, PATH, TITLE, CHUNK, TEXT, HASH = "id", "path", "title", "chunk", "text", "hash"
@@ -46,16 +48,15 @@ OPTIONS_TAG = "lancedb:tag:index-options"
 
 def is_local(uri: str) -> bool:
     """True for a folder path; False for object-store URIs such as ``s3://bucket/db``."""
-    return "://" not in uri or uri.startswith("file://")
+    return Location.parse(uri).is_local
 
 
 def local_path(uri: str) -> str:
-    """A local database as a folder path: ``file://`` dropped, ``~`` and ``~user`` expanded (as a
-    shell would for ``lancelot index SRC ~/db``; an MCP client's LANCEDB_PATH reaches us unexpanded,
-    and lancedb expands it too), so every command and ``serve`` find the same folder."""
-    if uri.startswith("file://"):
-        return uri[len("file://") :]
-    return os.path.expanduser(uri) if "://" not in uri else uri
+    """A local database as a folder path, read as every command and ``serve`` read it (location.py:
+    ``file://`` dropped, ``~`` and ``~user`` expanded; a relative path stays relative, read in the
+    working folder); an object-store URI as it is."""
+    location = Location.parse(uri)
+    return location.given if location.is_local else location.uri
 
 
 def languages_path(uri: str, table: str) -> str | None:

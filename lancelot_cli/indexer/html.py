@@ -20,15 +20,37 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Anchors that generators add next to headings and definitions: Sphinx and MkDocs ("headerlink"),
-# Docusaurus ("hash-link"), anchor.js, Sphinx's viewcode "[source]" links, DocBook's "#" links.
-PERMALINKS = (
-    '//a[contains(concat(" ", normalize-space(@class), " "), " headerlink ")]'
-    '|//a[contains(concat(" ", normalize-space(@class), " "), " hash-link ")]'
-    '|//a[contains(concat(" ", normalize-space(@class), " "), " anchorjs-link ")]'
-    '|//a[starts-with(@title, "Permalink") or starts-with(@title, "Link to this")]'
-    '|//*[contains(concat(" ", normalize-space(@class), " "), " viewcode-link ")]'
-    '|//a[contains(concat(" ", normalize-space(@class), " "), " viewcode-back ")]'
-)
+# Docusaurus ("hash-link"), anchor.js, Sphinx's viewcode "[source]" links (any element), DocBook's
+# "#" links (by their title). Told apart in one walk of the page: the XPath union that said the same
+# scanned the page six times, each element's class normalised at every scan.
+PERMALINK_CLASSES = frozenset({"headerlink", "hash-link", "anchorjs-link", "viewcode-back"})
+PERMALINK_TITLES = ("Permalink", "Link to this")
+
+
+_XPATH_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
+def class_words(el: Any) -> list[str]:
+    """The words of ``el``'s ``class`` attribute, split at XPath's blanks ([] when it has none)."""
+    value = el.get("class")
+    return _XPATH_BLANKS.split(value) if value else []
+
+
+def permalinks(tree: Any) -> list[Any]:
+    """The permalink anchors of ``tree``'s whole document (as XPath's "//" searched it, also when lxml
+    handed back one element of a fragment), in document order, nested ones too."""
+    from lxml import etree
+
+    found = []
+    for el in tree.getroottree().getroot().iter(etree.Element):
+        words = class_words(el)
+        if "viewcode-link" in words or (
+            el.tag == "a"
+            and (not PERMALINK_CLASSES.isdisjoint(words) or el.get("title", "").startswith(PERMALINK_TITLES))
+        ):
+            found.append(el)
+    return found
+
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`+")
@@ -67,7 +89,7 @@ def prepare(tree: Any) -> None:
     """Ready a parsed page for trafilatura: permalink anchors (and their "¶"/"#" text) removed, and
     every <pre> given a <code> inside, without which trafilatura flattens the block into one prose
     line ("\\# comment self.x()") instead of a fenced block that keeps its lines."""
-    for node in tree.xpath(PERMALINKS):
+    for node in permalinks(tree):
         node.drop_tree()
     for pre in tree.iter("pre"):
         if pre.find(".//code") is None:
@@ -80,7 +102,10 @@ def prepare(tree: Any) -> None:
 
 def heading_texts(tree: Any) -> set[str]:
     """The page's headings (<h1> to <h6>), normalised as ``clean_markdown`` compares them."""
-    return {_heading_key(node.text_content()) for node in tree.xpath("//h1|//h2|//h3|//h4|//h5|//h6")}
+    return {
+        _heading_key(node.text_content())
+        for node in tree.getroottree().getroot().iter("h1", "h2", "h3", "h4", "h5", "h6")
+    }
 
 
 def _heading_key(text: str) -> str:
@@ -128,6 +153,8 @@ def _table_rule(line: str) -> bool:
 
 
 def _outside_code(line: str) -> str:
+    if "`" not in line:  # no code span (most lines): the whole line is prose
+        return _prose(line)
     parts = []
     last = 0
     for start, end in _code_spans(line):
@@ -173,7 +200,8 @@ def _code_spans(line: str) -> Iterator[tuple[int, int]]:
 
 
 def _prose(text: str) -> str:
-    return _ESCAPE.sub(r"\1", _without_pilcrows(text) if "¶" in text else text)
+    text = _without_pilcrows(text) if "¶" in text else text
+    return _ESCAPE.sub(r"\1", text) if "\\" in text else text
 
 
 def _without_pilcrows(text: str) -> str:

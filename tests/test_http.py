@@ -16,7 +16,8 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,19 +53,30 @@ def start_server(args: list[str], port: int, workdir: Path, db: Path, **env: str
     return spawn_serve(lancelot_command(), args, port, workdir, environ)
 
 
-@pytest.fixture(scope="module")
-def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Start servers for this module and always stop them at the end."""
+@contextmanager
+def server_pool(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Callable[..., Served]]:
+    """``start(args, port, db, workdir=None, **env)``: `start_server` in a fresh folder named after
+    ``name`` unless one is given; every server it started is stopped (SIGTERM) when the block ends.
+    The HTTP test modules' ``spawn`` fixtures are this, shaped to their calls."""
     started: list[Served] = []
 
-    def _spawn(args: list[str], port: int, db: Path, **env: str) -> Served:
-        served = start_server(args, port, tmp_path_factory.mktemp("http-server"), db, **env)
+    def start(args: list[str], port: int, db: Path, workdir: Path | None = None, **env: str) -> Served:
+        served = start_server(args, port, workdir or tmp_path_factory.mktemp(name), db, **env)
         started.append(served)
         return served
 
-    yield _spawn
-    for served in started:
-        served.stop(signal.SIGTERM)
+    try:
+        yield start
+    finally:
+        for served in started:
+            served.stop(signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start servers for this module and always stop them at the end."""
+    with server_pool(tmp_path_factory, "http-server") as start:
+        yield start
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ non-loopback bind without login does not start.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ from lancelot_cli.server import aws_lambda
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.lambda_events import make_event
 from tests.support.servers import Served, free_port
-from tests.test_http import Reply, assert_error, assert_tool_reply, request, start_server
+from tests.test_http import Reply, assert_error, assert_tool_reply, request, server_pool
 
 TOKEN = "lt_3f9c2a7e41b84d0c9e5a6b7c8d9e0f1a"
 SECOND = "lt-second.token_~+/0123456789abcdef=="
@@ -50,16 +49,8 @@ def challenge(reply: Reply) -> str:
 
 @pytest.fixture(scope="module")
 def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Served]]:
-    started: list[Served] = []
-
-    def _spawn(args: list[str], port: int, db: Path, **env: str) -> Served:
-        served = start_server(args, port, tmp_path_factory.mktemp("login-server"), db, **env)
-        started.append(served)
-        return served
-
-    yield _spawn
-    for served in started:
-        served.stop(signal.SIGTERM)
+    with server_pool(tmp_path_factory, "login-server") as start:
+        yield start
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, execute
 from lancelot_cli.server.auth import Login
 from tests.support.keyrings import MemoryKeyring
 from tests.support.servers import Served, free_port
-from tests.test_http import assert_error, assert_tool_reply, request, start_server
+from tests.test_http import assert_error, assert_tool_reply, request, server_pool
 from tests.test_http_login import assert_one_line_error, run_serve
 
 ENTER, DOWN, CTRL_C = "\r", "\x1b[B", "\x03"
@@ -217,17 +216,13 @@ async def test_the_environment_wins_over_the_stored_token(
 
 @pytest.fixture(scope="module")
 def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Served]]:
-    started: list[Served] = []
+    with server_pool(tmp_path_factory, "stored-token-server") as start:
 
-    def _spawn(workdir: Path, db: Path, *args: str, **env: str) -> Served:
-        port = free_port()
-        served = start_server(["--http", str(port), *args], port, workdir, db, **env)
-        started.append(served)
-        return served
+        def _spawn(workdir: Path, db: Path, *args: str, **env: str) -> Served:
+            port = free_port()
+            return start(["--http", str(port), *args], port, db, workdir, **env)
 
-    yield _spawn
-    for served in started:
-        served.stop(signal.SIGTERM)
+        yield _spawn
 
 
 @pytest.mark.slow

@@ -10,14 +10,13 @@ really served, behind the login when there is one, and under the Host and Origin
 from __future__ import annotations
 
 import re
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.servers import Served, free_port
-from tests.test_http import assert_error, assert_tool_reply, request, rpc, start_server
+from tests.test_http import assert_error, assert_tool_reply, request, rpc, server_pool
 
 pytestmark = pytest.mark.slow
 
@@ -29,17 +28,13 @@ COMMENT = re.compile(r"^# (HELP [a-z_]+ .+|TYPE [a-z_]+ (counter|gauge|histogram
 
 @pytest.fixture(scope="module")
 def spawn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Served]]:
-    started: list[Served] = []
+    with server_pool(tmp_path_factory, "metrics") as start:
 
-    def _spawn(db: Path, *args: str, **env: str) -> Served:
-        port = free_port()
-        served = start_server(["--http", str(port), *args], port, tmp_path_factory.mktemp("metrics"), db, **env)
-        started.append(served)
-        return served
+        def _spawn(db: Path, *args: str, **env: str) -> Served:
+            port = free_port()
+            return start(["--http", str(port), *args], port, db, **env)
 
-    yield _spawn
-    for served in started:
-        served.stop(signal.SIGTERM)
+        yield _spawn
 
 
 @pytest.fixture(scope="module")

@@ -39,11 +39,12 @@ from lancelot_cli.indexer.saved_options import (
 from lancelot_cli.indexer.scanning import HTML
 from lancelot_cli.indexer.signals import (
     Interrupted,
+    StopSignals,
     Terminated,
     deferred_signals,
     owns_signals,
     signal_name,
-    sigterm_raises,
+    stop_signals_raise,
 )
 from lancelot_cli.indexer.sources import NothingToIndex, SourceError, nothing_readable
 from lancelot_cli.location import Location
@@ -68,13 +69,12 @@ Rows = list[dict[str, Any]]
 
 def index_job(job: IndexJob) -> IndexReport:
     """Make the job's table match the documents of its folder (what that means: `index_folder`)."""
-    owns = owns_signals()
-    with sigterm_raises(owns):
+    with stop_signals_raise(owns_signals()) as stops:
         shown = Location.parse(job.database).display  # the report names the database as it was given
         job = checked(job)
         fresh = is_local(job.database) and not Path(job.database).exists()
         try:
-            return _run(job, owns, shown)
+            report = _run(job, stops, shown)
         except OSError as exc:  # a full disk or a read-only folder, said as such (storage/disk.py)
             said = disk.problem(exc, job.database)
             if said is None:
@@ -83,6 +83,10 @@ def index_job(job: IndexJob) -> IndexReport:
         finally:
             if fresh:
                 _remove_if_unused(Path(job.database), job.table)
+        if stops.signum is not None:  # it landed where Python swallowed it (StopSignals): said now
+            what = f"the table was written (version {report.version})" if report.committed else "nothing was changed"
+            raise Interrupted(f"{signal_name(stops.signum)} as the run ended; {what}", stops.signum, report)
+        return report
 
 
 def _remove_if_unused(folder: Path, table: str) -> None:
@@ -110,7 +114,7 @@ def checked(job: IndexJob) -> IndexJob:
     return replace(job, source=root, database=database.uri)
 
 
-def _run(job: IndexJob, owns: bool, shown: str) -> IndexReport:
+def _run(job: IndexJob, stops: StopSignals, shown: str) -> IndexReport:
     """The steps in their order, holding the writer lock (a second run on the table refuses)."""
     from lancelot_cli.storage.lock import writer_lock
 
@@ -135,7 +139,7 @@ def _run(job: IndexJob, owns: bool, shown: str) -> IndexReport:
                     answer_from_ledger(job, plan, known, embedding, report)
                     report.text_seconds = time.perf_counter() - started
                     return report
-            _write_run(job, owns, Ready(started, report, embedding, known, plan))
+            _write_run(job, stops, Ready(started, report, embedding, known, plan))
     finally:  # an Interrupted carries the report, with the time it took too
         report.seconds = time.perf_counter() - started
     return report
@@ -157,7 +161,7 @@ class Ready:
     plan: Plan | None
 
 
-def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
+def _write_run(job: IndexJob, stops: StopSignals, ready: Ready) -> None:
     """The steps that need the table: open it, read what changed, commit, embed, keep the ledger."""
     from lancelot_cli.storage.writer import TableWriter
 
@@ -184,11 +188,11 @@ def _write_run(job: IndexJob, owns: bool, ready: Ready) -> None:
             writer.drop_row_text_columns({key for row in rows for key in row if key in LANGUAGE_OF_COLUMN})
     column = attach_vectors(writer, rows, embedding, report)
     states = read_states(rows)  # taken now: the commit may empty ``rows`` (Text.rows)
-    commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, owns)
+    commit_text(job, writer, Text(rows, plan.deleted | read, column), plan, report, stops)
     report.text_seconds = time.perf_counter() - ready.started
     complete = None
     if embedding.embed is not None and embedding.model:
-        embed_missing(job, writer, embedding.embed, embedding.model, report, owns)
+        embed_missing(job, writer, embedding.embed, embedding.model, report, stops)
         complete = embedding.model
     elif known is not None and not report.without_vectors and writer.stored_model == known.complete_model:
         complete = known.complete_model  # no row came without a vector
@@ -338,11 +342,14 @@ class Text:
     column: tuple[str, int] | None
 
 
-def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, report: IndexReport, owns: bool) -> None:
+def commit_text(
+    job: IndexJob, writer: TableWriter, text: Text, plan: Plan, report: IndexReport, stops: StopSignals
+) -> None:
     """The table changes here: the rows in one commit, then the run's options. A Ctrl-C or SIGTERM
     meanwhile waits for the commit (a second or so) and then ends the run as ``Interrupted``, with
     the report, so that what the message says matches what the table holds."""
-    with deferred_signals(redeliver=not owns) as stopped:
+    stops.raise_pending()  # one Python swallowed ends the run here, before the table changes
+    with deferred_signals(redeliver=not stops.owns) as stopped:
         if job.options.rebuild or text.replaced or not writer.exists:
             model, dimension = text.column or (None, None)
             written = writer.write(
@@ -377,7 +384,7 @@ def commit_text(job: IndexJob, writer: TableWriter, text: Text, plan: Plan, repo
 
 
 def embed_missing(
-    job: IndexJob, writer: TableWriter, embed: Embed, model: str, report: IndexReport, owns: bool
+    job: IndexJob, writer: TableWriter, embed: Embed, model: str, report: IndexReport, stops: StopSignals
 ) -> None:
     """Vectors for the rows that have none, committed in steps after the text. A Ctrl-C or
     SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
@@ -386,7 +393,8 @@ def embed_missing(
     progress = (lambda done, total: on_embed(done, total, model)) if on_embed else None
 
     def commit(write: Callable[[], Any]) -> Any:
-        with deferred_signals(redeliver=not owns):  # the step's commit finishes, then the signal lands
+        stops.raise_pending()  # as in commit_text
+        with deferred_signals(redeliver=not stops.owns):  # the step's commit finishes, then the signal lands
             return write()
 
     try:

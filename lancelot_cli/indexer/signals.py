@@ -40,23 +40,45 @@ def owns_signals() -> bool:
     return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
 
 
+class StopSignals:
+    """Ctrl-C and SIGTERM while a run owns them: each raises where it lands (KeyboardInterrupt,
+    ``Terminated``) and is remembered. Python swallows an exception raised inside a garbage
+    collector's callback (it prints "Exception ignored in ..." and goes on), so a signal that lands
+    there would let the run finish and exit 0; ``raise_pending`` raises it again at the run's next
+    safe point (before a commit, before the report)."""
+
+    def __init__(self, owns: bool) -> None:
+        self.owns = owns
+        self.signum: int | None = None
+
+    def landed(self, signum: int, frame: Any) -> None:
+        self.signum = signum
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    def raise_pending(self) -> None:
+        if self.signum is not None:
+            raise Terminated if self.signum == signal.SIGTERM else KeyboardInterrupt
+
+
 @contextmanager
-def sigterm_raises(owns: bool) -> Iterator[None]:
-    """With ``owns``, SIGTERM ends the block like Ctrl-C and leaves as ``Interrupted`` (exit 143)."""
+def stop_signals_raise(owns: bool) -> Iterator[StopSignals]:
+    """With ``owns``, Ctrl-C and SIGTERM end the block (``StopSignals``) and SIGTERM leaves it as
+    ``Interrupted`` (exit 143); Ctrl-C leaves as KeyboardInterrupt, which the CLI says as such.
+    A SIGINT handler someone else installed (an embedding program's) is left alone."""
+    stops = StopSignals(owns)
     if not owns:
-        yield
+        yield stops
         return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise Terminated
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, stops.landed)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, stops.landed)
     try:
-        yield
+        yield stops
     except Terminated:
         raise Interrupted("terminated (SIGTERM); nothing was changed", signal.SIGTERM) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def signal_name(signum: int) -> str:

@@ -129,7 +129,7 @@ class Settings:
         "LANCEDB_PATH", None, "str", "database folder or object-store URI (s3://, gs://, az://)", status=True
     )
     table: str = _setting("LANCEDB_TABLE", "documents", "str", "table used when a call names none", status=True)
-    # storage/pins.py: a number is a version, anything else a tag (`lancelot index --tag NAME`)
+    # storage/read/pins.py: a number is a version, anything else a tag (`lancelot index --tag NAME`)
     table_version: str | None = _setting(
         "LANCELOT_TABLE_VERSION",
         None,

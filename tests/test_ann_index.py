@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from lancelot_cli.indexer import chunk_hash
-from lancelot_cli.storage import ann
-from lancelot_cli.storage.policy import VectorIndexPolicy
-from lancelot_cli.storage.writer import TableWriter
+from lancelot_cli.storage.write import ann
+from lancelot_cli.storage.write.policy import VectorIndexPolicy
+from lancelot_cli.storage.write.table import TableWriter
 from lancelot_cli.wire import to_wire
 from tests.support.engines import engine_for
 

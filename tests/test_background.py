@@ -37,7 +37,7 @@ from tests.support.embed_server import MODEL, EmbedServer
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds servers through /proc")
 START_TIMEOUT = 90.0  # importing lancedb on a loaded 2-core machine
-ENGINE = ("lancedb", "pyarrow", "lancelot_cli.engine", "lancelot_cli.storage.reader")  # in-process means these
+ENGINE = ("lancedb", "pyarrow", "lancelot_cli.engine", "lancelot_cli.storage.read.database")  # in-process means these
 HEAVY = (*ENGINE, "numpy", "pydantic", "mcp", "openai")
 
 # Runs the CLI as the console script does, but reports the modules it imported (on stderr's last line).

@@ -18,8 +18,8 @@ import pytest
 
 from lancelot_cli.engine import Engine
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.storage.policy import OPTIMIZE_POLICY, OptimizePolicy
-from lancelot_cli.storage.writer import TableWriter
+from lancelot_cli.storage.write.policy import OPTIMIZE_POLICY, OptimizePolicy
+from lancelot_cli.storage.write.table import TableWriter
 from lancelot_cli.wire import to_wire
 from tests.support.engines import engine_for
 

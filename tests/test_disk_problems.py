@@ -17,7 +17,8 @@ from typing import Any
 import lancedb
 import pytest
 
-from lancelot_cli.storage import damage, disk, write_guard
+from lancelot_cli.storage import damage, disk
+from lancelot_cli.storage.write import guard as write_guard
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 
 
@@ -231,7 +232,7 @@ def test_only_files_the_latest_version_does_not_use_are_given_up(tmp_path: Path)
     """What the full-disk path removes before anything is written (write_guard.unused): the old
     versions' data files and index folders, and a failed write's leftovers; never a file of the
     latest version (the table reads whole and searches after), nothing when a tag keeps a version."""
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     db = tmp_path / "db"
     for edition in range(3):

@@ -11,7 +11,7 @@ from lancelot_cli.engine import search
 from lancelot_cli.engine.plan import Embedding
 from lancelot_cli.errors import InvalidArgumentError
 from lancelot_cli.models import SEARCH_TYPES
-from lancelot_cli.storage.reader import ReadOnlyDatabase
+from lancelot_cli.storage.read.database import ReadOnlyDatabase
 
 
 def test_an_unknown_search_type_names_the_known_ones() -> None:

@@ -1,4 +1,4 @@
-"""Row filters on front-matter columns (storage/filters.py): lists hold values (issue 45, item 4)."""
+"""Row filters on front-matter columns (storage/read/filters.py): lists hold values (issue 45, item 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The first write of a new local table (storage/writer_first.py: record batches, the full-text
+"""The first write of a new local table (storage/write/first_write.py: record batches, the full-text
 indexes built once after the data, no optimize) makes the same table as the writer's general
 path (an empty indexed table, one append, ``optimize()``), which object stores keep: schema with
 field metadata, rows in order, indexes, full-text and vector search answers. With ``release`` the
@@ -19,9 +19,9 @@ import pytest
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.storage import writer as writer_module
-from lancelot_cli.storage.writer import TableWriter
-from lancelot_cli.storage.writer_first import BATCH_ROWS
+from lancelot_cli.storage.write import table as writer_module
+from lancelot_cli.storage.write.first_write import BATCH_ROWS
+from lancelot_cli.storage.write.table import TableWriter
 from lancelot_cli.wire import to_wire
 from tests.support.engines import engine_for
 

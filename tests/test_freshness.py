@@ -26,7 +26,7 @@ from mcp import Client, StdioServerParameters
 
 from lancelot_cli.indexer import index_folder, rows_for
 from lancelot_cli.indexer.sources import read_document, walk
-from lancelot_cli.storage.policy import OPTIMIZE_POLICY
+from lancelot_cli.storage.write.policy import OPTIMIZE_POLICY
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.calls import text_of as _text
 from tests.support.engines import engine_for, wired
@@ -466,7 +466,7 @@ def test_sigkill_at_any_moment_leaves_old_or_new_rows_and_a_rerun_converges(tmp_
     (imports), right after it starts writing data files (before the commit), and right after the
     commit (during the full-text index update). After each kill a reader that stayed open opens the
     table, FTS works, and every file's rows are all old or all new; a normal run then converges."""
-    from lancelot_cli.storage.reader import ReadOnlyDatabase
+    from lancelot_cli.storage.read.database import ReadOnlyDatabase
 
     src, db = tmp_path / "src", tmp_path / "db"
     _write_version(src, 0)
@@ -665,7 +665,7 @@ def test_rerun_reads_and_rewrites_only_what_changed(docs: Path, tmp_path: Path) 
 
 HOLD_LOCK = """
 import sys
-from lancelot_cli.storage.lock import writer_lock
+from lancelot_cli.storage.write.lock import writer_lock
 with writer_lock(sys.argv[1], "documents"):
     print("locked", flush=True)
     sys.stdin.read()  # until the test closes our stdin

@@ -1,4 +1,4 @@
-"""The weighted BM25 query computed from single-column queries (storage/fts_split.py) returns
+"""The weighted BM25 query computed from single-column queries (storage/read/fts_split.py) returns
 exactly the combined query's rows, scores and order, or defers to it: on a folder indexed by
 `lancelot index` (text, title, heading and path indexes; duplicate pages, so equal scores), with
 a filter, with rows added since the last full-text indexing, and at several limits. The split is
@@ -14,10 +14,10 @@ import pytest
 
 from lancelot_cli.engine import ranking
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.storage import fts_split
-from lancelot_cli.storage.filters import build_filter
-from lancelot_cli.storage.reader import ReadOnlyDatabase
-from lancelot_cli.storage.writer import TableWriter
+from lancelot_cli.storage.read import fts_split
+from lancelot_cli.storage.read.database import ReadOnlyDatabase
+from lancelot_cli.storage.read.filters import build_filter
+from lancelot_cli.storage.write.table import TableWriter
 from lancelot_cli.textmatch import query_words
 
 # Pseudo-words (so no stemming or stop-word list merges them), drawn with Zipf-like weights as

@@ -330,7 +330,7 @@ def test_rebuild_brings_a_table_made_before_the_cap_within_it(tmp_path: Path) ->
     keys = "\n".join(f"k{n:03d}: {n}" for n in range(200))
     write(docs / "many.md", f"---\n{keys}\n---\n# Many\n\nbody\n")
     from lancelot_cli.indexer import rows_for
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     TableWriter(str(db), "documents").write(rows_for(read_document(docs, "many.md"), stat=(1, 1)))
     assert len([c for c in columns(db) if c not in OWN_COLUMNS]) == 200

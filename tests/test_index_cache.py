@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lancelot_cli.settings import ConfigError, load
-from lancelot_cli.storage.reader import ReadOnlyDatabase
+from lancelot_cli.storage.read.database import ReadOnlyDatabase
 
 # Pseudo-words (no stemming or stop word merges them), Zipf-like: posting lists of every length.
 WORDS = [

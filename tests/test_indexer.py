@@ -31,7 +31,7 @@ from lancelot_cli.indexer.sources import (
     read_document,
     walk,
 )
-from lancelot_cli.storage.reader import ReadOnlyDatabase
+from lancelot_cli.storage.read.database import ReadOnlyDatabase
 from lancelot_cli.storage.schema import FIELD_INDEX_NAMES
 
 TABLE = "documents"

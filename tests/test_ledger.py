@@ -122,7 +122,7 @@ def test_a_table_changed_or_damaged_since_is_opened(folder: Path, tmp_path: Path
     with pytest.raises(IndexingError, match="damaged"):
         index_folder(folder, str(copy))
     # Another writer's commit (here: a run of another Lancelot, which does not know the ledger).
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     TableWriter(str(db), "documents").save_index_options({"exclude": ["part-2/**"], "siteDetection": True})
     report = index_folder(folder, str(db))

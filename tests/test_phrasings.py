@@ -274,7 +274,7 @@ def test_ranking_by_row_ids_gives_the_rows_ranking(
     manual: Path, monkeypatch: pytest.MonkeyPatch, query: str, queries: list[str]
 ) -> None:
     """Phrasings are ranked by row ids and only the fused ranking's first rows are read; a table
-    whose rankings need whole rows (a large one: storage/fts_split.py) ranks by rows. Both orders agree
+    whose rankings need whole rows (a large one: storage/read/fts_split.py) ranks by rows. Both orders agree
     (on the tuning corpora too: 270 of 270 questions; they may differ where a phrasing matches a chunk
     by its file path alone, which the rows' ranking drops from that phrasing's list and the ids'
     drops after fusing, when no phrasing's word is on it)."""

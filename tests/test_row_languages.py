@@ -14,7 +14,7 @@ import lancedb
 import pytest
 
 from lancelot_cli.indexer import index_folder
-from lancelot_cli.storage.facts import fts_details
+from lancelot_cli.storage.read.facts import fts_details
 from lancelot_cli.wire import to_wire
 from tests.support.engines import engine_for
 
@@ -145,7 +145,7 @@ def test_a_query_runs_in_the_languages_its_script_and_words_fit() -> None:
 
 
 def test_fused_scores_are_summed_and_ties_keep_the_first_ranking_order() -> None:
-    from lancelot_cli.storage.row_languages import fuse
+    from lancelot_cli.storage.read.row_languages import fuse
 
     assert fuse([[("a", 2.0), ("b", 1.0)], [("b", 1.5), ("c", 1.0)]], 3) == [("b", 2.5), ("a", 2.0), ("c", 1.0)]
     assert fuse([[("a", 1.0), ("b", 1.0)], []], 1) == [("a", 1.0)]

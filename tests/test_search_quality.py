@@ -401,7 +401,7 @@ def test_a_kept_engine_sees_new_rows_columns_and_a_rebuilt_table(
     import shutil
 
     from lancelot_cli.errors import TableNotFoundError
-    from lancelot_cli.storage.reader import SETTLED_NS
+    from lancelot_cli.storage.read.database import SETTLED_NS
 
     src, db = tmp_path / "docs", tmp_path / "db"
     write_docs(src, {"a.md": "# Alpha\n\napples and pears\n"})

@@ -80,7 +80,7 @@ def test_the_lock_is_not_inherited_by_child_processes(docs: Path, tmp_path: Path
     db = tmp_path / "db"
     script = (
         "import subprocess, sys\n"
-        "from lancelot_cli.storage.lock import writer_lock\n"
+        "from lancelot_cli.storage.write.lock import writer_lock\n"
         "with writer_lock(sys.argv[1], 'documents'):\n"
         "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], close_fds=False,\n"
         "                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"

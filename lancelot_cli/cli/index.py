@@ -9,7 +9,7 @@ table (indexer/plan.py ``check_source``): one line naming both folders, exit 1, 
 ``--replace`` lets it, ``--table NAME`` keeps both. The check needs no terminal, so scripts and
 `init` get the same answer.
 
-``--tag NAME`` names the version the run committed once it is written (storage/tagging.py), for
+``--tag NAME`` names the version the run committed once it is written (storage/write/tagging.py), for
 servers pinned to it (``serve --table-version NAME``).
 """
 
@@ -174,7 +174,7 @@ def index(
             raise typer.BadParameter(
                 "--tag names the version of one run; --watch commits one after another", param_hint="'--tag'"
             )
-        from lancelot_cli.storage.tagging import check_name
+        from lancelot_cli.storage.write.tagging import check_name
 
         tag = check_name(tag)  # before any file is read
     options = Options(
@@ -209,11 +209,11 @@ def index(
 
 
 def tagged(settings: Settings, name: str, version: int) -> dict[str, object]:
-    """Tag ``version`` of the settings' table as ``name`` (storage/tagging.py) and say so on stderr;
+    """Tag ``version`` of the settings' table as ``name`` (storage/write/tagging.py) and say so on stderr;
     what was done, for the JSON summary."""
     from lancelot_cli.cli import render
     from lancelot_cli.indexer.run import database
-    from lancelot_cli.storage.tagging import tag
+    from lancelot_cli.storage.write.tagging import tag
 
     done = tag(database(settings), settings.table, name, version, dict(settings.storage_options or {}))
     render.stderr().print(done.line(settings.table), highlight=False, markup=False)

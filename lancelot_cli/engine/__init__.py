@@ -1,7 +1,7 @@
 """The read-only engine behind every MCP tool and every CLI command.
 
 ``Engine`` (``facade``) is the one entry point; it returns ``lancelot_cli.models`` values and never
-writes: it only reaches ``storage.reader``. The work is split by job:
+writes: it only reaches ``storage.read``. The work is split by job:
 
 - ``search``: a request planned (text, vector or hybrid) and run, with fallbacks explained;
 - ``ranking``: BM25 with identifier re-ranking, the substring scan, reciprocal rank fusion, hits;

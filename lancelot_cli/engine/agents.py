@@ -8,8 +8,8 @@ import re
 
 from lancelot_cli.engine.documents import document_rows
 from lancelot_cli.models import AgentDocument
-from lancelot_cli.storage.filters import RowFilter, equal_to
-from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyTable
+from lancelot_cli.storage.read.filters import RowFilter, equal_to
 from lancelot_cli.storage.schema import CHUNK, TITLE
 
 AGENTS_FOLDER = "agents/"

@@ -8,7 +8,7 @@ returns at most ``MAX_CHOICES`` values in sorted order plus how many there were.
 from __future__ import annotations
 
 from lancelot_cli.engine.ranking import HIDDEN_COLUMNS
-from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyDatabase, ReadOnlyTable
 from lancelot_cli.storage.schema import HEADING, ID, LINE_END, LINE_START, TITLE
 
 MAX_CHOICES = 100  # the MCP spec's cap on completion values

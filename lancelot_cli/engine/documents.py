@@ -14,8 +14,8 @@ from lancelot_cli.engine.ranking import source_of
 from lancelot_cli.errors import ColumnNotFoundError, DocumentNotFoundError
 from lancelot_cli.limits import BUDGET_PARAMETER
 from lancelot_cli.models import Document
-from lancelot_cli.storage.filters import RowFilter, equal_to
-from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyTable
+from lancelot_cli.storage.read.filters import RowFilter, equal_to
 from lancelot_cli.storage.schema import CHUNK, CODE_KINDS, ID, KIND, LINE_START, PAGE, TITLE
 
 OVERVIEW_NAMES = re.compile(r"^(readme|index|overview|intro|introduction|getting[-_ ]started|summary|about)$", re.I)

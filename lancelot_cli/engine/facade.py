@@ -37,8 +37,8 @@ from lancelot_cli.models import (
     echo,
 )
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.filters import build_filter
-from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyDatabase, ReadOnlyTable
+from lancelot_cli.storage.read.filters import build_filter
 from lancelot_cli.storage.schema import HEADING, LINE_START
 
 __all__ = ["Embedder", "Engine"]
@@ -97,7 +97,7 @@ class Engine:
                 self.settings.consistency_seconds,
                 dict(self.settings.storage_options or {}),
                 self.settings.index_cache_mb,
-                {self.settings.table: self.settings.table_version},  # a pinned table (storage/pins.py)
+                {self.settings.table: self.settings.table_version},  # a pinned table (storage/read/pins.py)
             )
         return self._db
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from lancelot_cli.engine.ranking import source_of
 from lancelot_cli.errors import ColumnNotFoundError
 from lancelot_cli.models import DocumentEntry, DocumentList
-from lancelot_cli.storage.filters import build_filter
-from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyTable
+from lancelot_cli.storage.read.filters import build_filter
 from lancelot_cli.storage.schema import CHUNK, FILE_SIZE, TITLE
 
 SUGGESTIONS = 3  # closest sources named when one is not found

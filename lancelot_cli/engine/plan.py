@@ -17,7 +17,7 @@ from lancelot_cli.errors import VectorMismatchError
 from lancelot_cli.models import SearchKind, SearchType
 from lancelot_cli.storage.analyzer import has_unspaced
 from lancelot_cli.storage.function_words import query_votes
-from lancelot_cli.storage.reader import ReadOnlyTable, VectorColumn
+from lancelot_cli.storage.read.database import ReadOnlyTable, VectorColumn
 
 Embedder = Callable[[list[str]], list[list[float]]]
 

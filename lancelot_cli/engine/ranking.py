@@ -22,8 +22,8 @@ from lancelot_cli.storage.analyzer import (
     query_terms,
     share_of_terms,
 )
-from lancelot_cli.storage.facts import TableFacts
-from lancelot_cli.storage.reader import ReadOnlyTable, RowFilter
+from lancelot_cli.storage.read.database import ReadOnlyTable, RowFilter
+from lancelot_cli.storage.read.facts import TableFacts
 from lancelot_cli.storage.schema import FILE_STATE, HASH, HEADING, ID, KIND, PATH, TITLE
 from lancelot_cli.textmatch import identifier_tokens, matched_share, only_stop_words, snippet
 

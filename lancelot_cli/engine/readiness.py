@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lancelot_cli import local_embed
 from lancelot_cli.engine import plan as planning
-from lancelot_cli.storage.reader import PinnedTable, ReadOnlyTable
+from lancelot_cli.storage.read.database import PinnedTable, ReadOnlyTable
 
 NO_VECTORS = "text only: the table has no vectors; run `lancelot index SRC --embed`"
 

@@ -17,8 +17,8 @@ from lancelot_cli.errors import EmbeddingError, InvalidArgumentError, VectorMism
 from lancelot_cli.limits import MAX_LIMIT
 from lancelot_cli.models import SEARCH_TYPES, Hit, Ranking, SearchKind, SearchResult, SearchType
 from lancelot_cli.storage.analyzer import DEFAULT, query_terms, split_words, text_terms
-from lancelot_cli.storage.filters import build_filter
-from lancelot_cli.storage.reader import ReadOnlyTable
+from lancelot_cli.storage.read.database import ReadOnlyTable
+from lancelot_cli.storage.read.filters import build_filter
 from lancelot_cli.storage.schema import HEADING, ID, TITLE
 from lancelot_cli.textmatch import matched_share, query_words
 

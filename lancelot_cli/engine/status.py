@@ -23,7 +23,7 @@ from lancelot_cli.models import (
 )
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.damage import plain
-from lancelot_cli.storage.reader import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind
+from lancelot_cli.storage.read.database import ReadOnlyDatabase, ReadOnlyTable, display_uri, store_kind
 
 
 def status(

@@ -17,7 +17,7 @@ from lancelot_cli.indexer.saved_options import DEFAULT_OPTIONS
 from lancelot_cli.storage.schema import CHUNK, FILE_HASH, FILE_MTIME, FILE_SIZE, PATH
 
 if TYPE_CHECKING:
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
 Rows = list[dict[str, Any]]
 

@@ -59,7 +59,7 @@ from lancelot_cli.storage.schema import (
 )
 
 if TYPE_CHECKING:
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
 Rows = list[dict[str, Any]]
 
@@ -116,7 +116,7 @@ def checked(job: IndexJob) -> IndexJob:
 
 def _run(job: IndexJob, stops: StopSignals, shown: str) -> IndexReport:
     """The steps in their order, holding the writer lock (a second run on the table refuses)."""
-    from lancelot_cli.storage.lock import writer_lock
+    from lancelot_cli.storage.write.lock import writer_lock
 
     started = time.perf_counter()
     report = IndexReport(source=str(job.source), database=shown, table=job.table)
@@ -163,7 +163,7 @@ class Ready:
 
 def _write_run(job: IndexJob, stops: StopSignals, ready: Ready) -> None:
     """The steps that need the table: open it, read what changed, commit, embed, keep the ledger."""
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     report, known = ready.report, ready.known
     trusted = known is not None and known.current

@@ -25,7 +25,7 @@ from lancelot_cli.indexer.sources import NothingToIndex
 from lancelot_cli.storage.schema import is_local
 
 if TYPE_CHECKING:
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ def watch_job(
     A batch in flight when the stop comes is finished (its commit is atomic either way), and so is
     an idle ``optimize()`` (after ``idle_optimize_s``; default ``OptimizePolicy.idle_seconds``).
     """
-    from lancelot_cli.storage.policy import OPTIMIZE_POLICY
+    from lancelot_cli.storage.write.policy import OPTIMIZE_POLICY
 
     stop = stop or threading.Event()
     _stop_on_sigterm(stop)
@@ -183,8 +183,8 @@ class _Watcher:
 def optimize_table(job: IndexJob) -> bool:
     """Fold unindexed rows into the full-text indexes and compact the job's table now (holding the
     writer lock, so it refuses while another `lancelot index` writes). True if there was anything to do."""
-    from lancelot_cli.storage.lock import writer_lock
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.lock import writer_lock
+    from lancelot_cli.storage.write.table import TableWriter
 
     database = Location.parse(job.database).uri  # the folder every command means (location.py)
     with writer_lock(database, job.table):

@@ -41,7 +41,7 @@ from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
 from lancelot_cli.server.tools import _engine_cause, _engine_error, _whole_reply
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import (
+from lancelot_cli.storage.read.database import (
     display_uri,
     quick_contents,
     quick_descriptions,

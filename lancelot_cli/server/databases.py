@@ -22,7 +22,7 @@ from typing import Any
 
 from lancelot_cli.engine import Engine
 from lancelot_cli.settings import Settings
-from lancelot_cli.storage.reader import display_uri
+from lancelot_cli.storage.read.database import display_uri
 from lancelot_cli.storage.schema import is_local, local_path
 
 DATABASE_KEY = "lancelot/db"

@@ -142,7 +142,7 @@ def fts_options(languages: Sequence[str] = ()) -> dict[str, Any]:
 # its first language), and a row whose document is in another language with another analysis
 # also has its text in that language's column (``text_ko``: Korean n-grams on the Korean rows
 # only), null on every other row, with a full-text index of its own. A search runs the query
-# through the analyses that fit its script and fuses them (storage/read_table.py).
+# through the analyses that fit its script and fuses them (storage/read/table.py).
 ROW_LANGUAGES = ("en", *BY_LANGUAGE)
 ROW_TEXT_COLUMNS = {code: f"text_{code}" for code in ROW_LANGUAGES}
 LANGUAGE_OF_COLUMN = {column: code for code, column in ROW_TEXT_COLUMNS.items()}

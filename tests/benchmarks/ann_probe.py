@@ -8,7 +8,7 @@ search, recall@10 against exact search (numpy), VmRSS / VmHWM after the queries;
 
     python tests/benchmarks/ann_probe.py 200000 [--configs pq96b4,pq48,flat,sq,hnsw]   # table in /tmp/ann_probe/dbN
 
-Configs (``CONFIGS``): pq96b4 = IVF_PQ with 96 sub-vectors of 4 bits (what storage/ann.py builds),
+Configs (``CONFIGS``): pq96b4 = IVF_PQ with 96 sub-vectors of 4 bits (what storage/write/ann.py builds),
 pq48 = 48 of 8 bits, pq48s64 = the same with sample_rate 64, pq96 = 96 of 8 bits, flat = IVF_FLAT,
 sq = IVF_SQ, hnsw = IVF_HNSW_SQ. Results: tests/benchmarks/README.md, "Vector search at scale".
 """

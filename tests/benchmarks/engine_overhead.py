@@ -50,7 +50,7 @@ def log(message: str) -> None:
 def scifact_table(db: Path) -> None:
     import hashlib
 
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     rows = []
     with open(DATA / "corpus.jsonl", encoding="utf-8") as handle:
@@ -116,7 +116,7 @@ def main() -> None:
         table = lancedb.connect(str(db)).open_table(opts.table)
         try:  # the query the engine sends (absent before the weighted multi-column search)
             from lancelot_cli.engine.ranking import candidate_depth, field_boosts, reply_columns
-            from lancelot_cli.storage.reader import ReadOnlyTable, fts_query
+            from lancelot_cli.storage.read.database import ReadOnlyTable, fts_query
 
             facts = ReadOnlyTable(opts.table, table).facts
             boosts = field_boosts(facts, "text")

@@ -10,7 +10,7 @@ Run from the repository root:
    every 4 abstracts make one "file", cut at sentence ends into chunks of a random target length
    (700-1200 chars; about 1,000 on average); later passes over the corpus rotate each abstract's
    sentences by a random amount, so every chunk is new text with SciFact's vocabulary. Fixed seed.
-2. Writes the rows with `lancelot_cli.storage.writer.TableWriter` (what `lancelot index` uses) into
+2. Writes the rows with `lancelot_cli.storage.write.table.TableWriter` (what `lancelot index` uses) into
    a local folder and into `s3://lancelot-bench/db` (times both; row counts checked with lancedb).
 3. For each of local/S3 x consistency 0/5 s: starts `lancelot serve --http PORT`, makes --warmup
    uncounted and then --calls timed `lancedb_search` calls (limit 10, one keep-alive connection,
@@ -256,7 +256,7 @@ def bucket_size() -> tuple[int, int]:
 def write(uri: str, rows: list[dict[str, Any]]) -> float:
     import lancedb
 
-    from lancelot_cli.storage.writer import TableWriter
+    from lancelot_cli.storage.write.table import TableWriter
 
     started = time.perf_counter()
     result = TableWriter(uri, "documents").write(rows)

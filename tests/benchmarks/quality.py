@@ -427,7 +427,7 @@ def write_variant(
     db: Path, rows: list[dict[str, Any]], fts_options: dict[str, Any] | None, with_vectors: bool
 ) -> float:
     """A table written by TableWriter with ``writer.fts_config`` patched to ``FTS(**fts_options)``."""
-    from lancelot_cli.storage import writer
+    from lancelot_cli.storage.write import table as writer
 
     started = time.perf_counter()
     factory = fts_factory(fts_options) if fts_options is not None else writer.fts_config

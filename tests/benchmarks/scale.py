@@ -60,7 +60,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from lancelot_cli.storage.policy import VectorIndexPolicy  # noqa: E402
+from lancelot_cli.storage.write.policy import VectorIndexPolicy  # noqa: E402
 from lancelot_cli.wire import to_wire  # noqa: E402 - the engine's replies in their JSON form
 from tests.benchmarks.quality import (  # noqa: E402 - after the path set-up
     DATA,
@@ -338,9 +338,9 @@ def bench_size(
     from lancelot_cli import settings as settings_module
     from lancelot_cli.credentials import FoundKey
     from lancelot_cli.engine import Engine
-    from lancelot_cli.storage import facts as storage_facts
-    from lancelot_cli.storage import writer
+    from lancelot_cli.storage.read import facts as storage_facts
     from lancelot_cli.storage.schema import FTS_INDEX_NAME, TEXT
+    from lancelot_cli.storage.write import table as writer
 
     out: dict[str, Any] = {"rows": n}
     db = (opts.keep or tmp) / f"db{n}"
@@ -385,7 +385,7 @@ def bench_size(
         del rows
     lance_table = lancedb.connect(str(db)).open_table("documents")
     if reused and not opts.no_vector_index:
-        from lancelot_cli.storage import ann as storage_ann
+        from lancelot_cli.storage.write import ann as storage_ann
 
         if storage_ann.vector_index(lance_table) is not None:  # an earlier run built it: flat first again
             lance_table.drop_index(storage_ann.VECTOR_INDEX_NAME)
@@ -454,8 +454,8 @@ def bench_size(
     if not opts.no_vector_index:
         # What `lancelot index` does after a commit (or on a run that finds nothing changed):
         # TableWriter.optimize(), which builds the ANN index when VectorIndexPolicy says so.
-        from lancelot_cli.storage import ann as storage_ann
-        from lancelot_cli.storage.policy import VECTOR_INDEX_POLICY
+        from lancelot_cli.storage.write import ann as storage_ann
+        from lancelot_cli.storage.write.policy import VECTOR_INDEX_POLICY
 
         t0 = time.perf_counter()
         built = writer.TableWriter(str(db), "documents").optimize()
@@ -463,7 +463,7 @@ def bench_size(
         lance_table = lancedb.connect(str(db)).open_table("documents")
         index = storage_ann.vector_index(lance_table)
         if index is not None:
-            from lancelot_cli.storage.reader import ANN_CANDIDATES, ANN_NPROBES
+            from lancelot_cli.storage.read.database import ANN_CANDIDATES, ANN_NPROBES
 
             out["vector_index"] = {
                 "type": str(index.index_type),

@@ -69,7 +69,7 @@ def memory(pid: int) -> dict[str, float]:
 
 
 def make_table(rows: int, tmp: Path) -> Path:
-    from lancelot_cli.storage import writer
+    from lancelot_cli.storage.write import table as writer
 
     db = tmp / f"db{rows}"
     corpus = load_corpus(DATA)

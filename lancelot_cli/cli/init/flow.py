@@ -48,7 +48,7 @@ def list_tables(db_uri: str) -> list[str]:
     """
     if not is_local(db_uri) or not os.path.isdir(db_uri):
         return []
-    from lancelot_cli.storage.reader import quick_table_names
+    from lancelot_cli.storage.read.database import quick_table_names
 
     try:  # the folder's listing: opening the database imported lancedb first (~10 s on a cold disk)
         return quick_table_names(db_uri) or []

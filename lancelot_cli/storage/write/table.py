@@ -3,7 +3,7 @@
 How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified there):
 1. A new table in a local folder is built whole (its rows, then its full-text indexes) in a hidden
    staging folder and moved into place with one rename, so a reader sees no table, then all of it,
-   never an empty or unindexed one (storage/writer_first.py, which builds it with little memory).
+   never an empty or unindexed one (storage/write/first_write.py, which builds it with little memory).
    (Object stores have no rename: there the table is created empty and indexed at once, then
    filled as below.)
 2. Every write of rows is one ``merge_insert`` commit: rows whose hash changed (or that still lack
@@ -15,16 +15,16 @@ How a write stays safe for a reader that runs meanwhile (STACK.md §3, verified 
    after a commit already finds the new words and not the removed ones (tests/test_deferred_optimize.py).
    It keeps versions younger than 7 days, so a reader still on the previous version is not broken;
    only a step that finds the disk full gives them up, with what failed writes left, and tries
-   again (``write_guard.with_room``).
+   again (``write.guard.with_room``).
 A run that finds nothing changed commits nothing.
 
 Vectors (``index --embed``) live in a ``vector`` column whose field metadata records the model
 (``lancedb:tag:model``); vectors of unchanged chunks are reused by content hash.
 
-The writer is made of parts, one job each: storage/writer_new.py (where a new table comes from),
-storage/writer_open.py (an existing table checked as it is opened), storage/writer_vectors.py
-(the vector column), storage/writer_notes.py (what is kept besides the rows) and
-storage/write_guard.py (what a failed write says, the retry after a full disk).
+The writer is made of parts, one job each: storage/write/new_table.py (where a new table comes from),
+storage/write/existing_table.py (an existing table checked as it is opened), storage/write/vectors.py
+(the vector column), storage/write/notes.py (what is kept besides the rows) and
+storage/write/guard.py (what a failed write says, the retry after a full disk).
 """
 
 from __future__ import annotations
@@ -34,17 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage import ann, damage
+from lancelot_cli.storage import damage
 from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, fts_config, fts_options, text_languages
-from lancelot_cli.storage.columns import (
-    OWN_COLUMNS,
-    complete,
-    fts_outdated,
-    infer_type,
-    sql_string,
-)
-from lancelot_cli.storage.facts import fts_columns, is_fts, table_names
-from lancelot_cli.storage.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
+from lancelot_cli.storage.read.facts import fts_columns, is_fts, table_names
 from lancelot_cli.storage.schema import (
     CHUNK,
     FIELD_INDEX_NAMES,
@@ -60,13 +52,22 @@ from lancelot_cli.storage.schema import (
     VECTOR,
     is_local,
 )
-from lancelot_cli.storage.write_guard import guard, with_room
-from lancelot_cli.storage.writer_first import create_row_text_index, row_text_columns
-from lancelot_cli.storage.writer_new import build_in_place
-from lancelot_cli.storage.writer_new import create_indexed as _create_indexed  # (tests build with it)
-from lancelot_cli.storage.writer_notes import TableNotes
-from lancelot_cli.storage.writer_open import open_checked
-from lancelot_cli.storage.writer_vectors import VectorWrites
+from lancelot_cli.storage.write import ann
+from lancelot_cli.storage.write.columns import (
+    OWN_COLUMNS,
+    complete,
+    fts_outdated,
+    infer_type,
+    sql_string,
+)
+from lancelot_cli.storage.write.existing_table import open_checked
+from lancelot_cli.storage.write.first_write import create_row_text_index, row_text_columns
+from lancelot_cli.storage.write.guard import guard, with_room
+from lancelot_cli.storage.write.new_table import build_in_place
+from lancelot_cli.storage.write.new_table import create_indexed as _create_indexed  # (tests build with it)
+from lancelot_cli.storage.write.notes import TableNotes
+from lancelot_cli.storage.write.policy import OPTIMIZE_POLICY, VECTOR_INDEX_POLICY, OptimizePolicy, VectorIndexPolicy
+from lancelot_cli.storage.write.vectors import VectorWrites
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,7 @@ class TableWriter(VectorWrites, TableNotes):
             model, dimension: with ``model``, rows carry a ``vector`` (None where there is none yet)
                 and the column records the model; a new model or size replaces the column.
             release: the caller gives ``rows`` (a list) up: the first write of a new local table
-                empties it as it writes, so the rows' objects are freed early (storage/writer_first.py);
+                empties it as it writes, so the rows' objects are freed early (storage/write/first_write.py);
                 other writes leave it as it is.
             options: the run's index options, kept with a new local table as it is made (no commit
                 of ``save_index_options`` then); other writes leave them to it.
@@ -339,7 +340,7 @@ class TableWriter(VectorWrites, TableNotes):
         options: dict[str, Any] | None = None,
     ) -> WriteResult:
         """A new table in a local folder is built whole (rows, columns, full-text indexes) in a
-        hidden staging folder (storage/writer_first.py) and moved into place with one rename: a
+        hidden staging folder (storage/write/first_write.py) and moved into place with one rename: a
         reader sees no table, then all of it; a failure before the rename leaves no table (or the
         damaged one as it was)."""
         added = len(rows)  # before the rows are released

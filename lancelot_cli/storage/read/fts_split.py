@@ -1,7 +1,7 @@
 """The weighted multi-column BM25 query on a large table, computed from single-column queries
 with the same result, or not at all (the caller then runs the combined query).
 
-LanceDB runs a BooleanQuery over several indexed columns (``read_table.fts_query``: the text plus the
+LanceDB runs a BooleanQuery over several indexed columns (``read.table.fts_query``: the text plus the
 weighted title, heading path and file path) with a scorer that visits every posting of every
 query word: on SciFact chunks it took 12 ms at 10,000 rows, 32 ms at 100,000 and 70-98 ms at
 300,000, while a single-column query prunes (WAND) and stays near 10 ms. So, on a large table:
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lancelot_cli.storage.analyzer import match_query
-from lancelot_cli.storage.facts import fts_indices
+from lancelot_cli.storage.read.facts import fts_indices
 
 Row = dict[str, Any]
 
@@ -51,7 +51,7 @@ def search(
 ) -> list[Row] | None:
     """The combined query's rows (``columns`` plus ``_score``, best first), or None when they
     cannot be had for sure this way (see the module docstring). ``required``: the text column's
-    clause is a MUST (``read_table.fts_query``), so a row it does not match scores nothing."""
+    clause is a MUST (``read.table.fts_query``), so a row it does not match scores nothing."""
     handle = _async_handle(table)
     if handle is None or limit < 1:
         return None

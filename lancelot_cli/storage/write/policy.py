@@ -37,7 +37,7 @@ class OptimizePolicy:
 
 @dataclass(frozen=True)
 class VectorIndexPolicy:
-    """When the writer builds (or trains again) the ANN index of the ``vector`` column (storage/ann.py).
+    """When the writer builds (or trains again) the ANN index of the ``vector`` column (storage/write/ann.py).
     A flat search reads every vector: 33 ms at 20,000 rows of 384-d, 185 ms at 50,000, 1.1-1.8 s at
     200,000 (2 shared cores), so it passes ~60 ms near ``min_rows``; the index answers in ~12 ms
     with recall@10 >= 0.99 and builds in 5-7 s at that size (tests/benchmarks/README.md, "Vector
@@ -65,7 +65,7 @@ class VectorIndexPolicy:
 def keep_versions_for(environ: Mapping[str, str] | None = None) -> timedelta:
     """How long after its commit a version other than the latest is kept (``LANCELOT_KEEP_VERSIONS_FOR``,
     10 minutes by default; LanceDB's own default is 7 days): the writer gives older ones up each time
-    its ``optimize()`` runs (storage/write_guard.py, ``keep_bounded``). 17 quick re-indexes of a 3 MB
+    its ``optimize()`` runs (storage/write/guard.py, ``keep_bounded``). 17 quick re-indexes of a 3 MB
     source otherwise kept 37 versions and 107 MB on disk for a week (issue 46), and a disk they
     filled made every later run fail. A reader is on an older version only for one search (a
     folder's server looks for the latest version on every read, an object store's every 5 s); a

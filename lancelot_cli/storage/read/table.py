@@ -1,7 +1,7 @@
 """One table opened for reading: its facts, its searches (full text, vector, by row id) and scans.
 
 Reads return plain rows (lists of dicts), never Arrow objects. Tables come from
-``ReadOnlyDatabase.table`` (storage/reader.py), which keeps their handles and pins their facts.
+``ReadOnlyDatabase.table`` (storage/read/database.py), which keeps their handles and pins their facts.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from lancelot_cli.errors import ColumnNotFoundError
 from lancelot_cli.storage import damage
 from lancelot_cli.storage.analyzer import ROW_TEXT_COLUMNS, match_query, query_languages
-from lancelot_cli.storage.facts import TableFacts, fts_indices, table_facts
-from lancelot_cli.storage.filters import RowFilter, where_expression
+from lancelot_cli.storage.read.facts import TableFacts, fts_indices, table_facts
+from lancelot_cli.storage.read.filters import RowFilter, where_expression
 from lancelot_cli.storage.schema import ID, TEXT
 
 Row = dict[str, Any]
@@ -141,7 +141,7 @@ class ReadOnlyTable:
         sides = self.row_text_columns(query, column)
         if not sides:
             return self._fts(query, column, limit, columns, row_filter, boosts, row_ids)
-        from lancelot_cli.storage.row_languages import fuse
+        from lancelot_cli.storage.read.row_languages import fuse
 
         wanted = [*columns, ID] if ID not in columns else list(columns)
         others = [
@@ -170,7 +170,7 @@ class ReadOnlyTable:
         """``fts`` in one column; ``required``: only rows that match there (a language's column,
         whose boosted title, heading and path match rows of every language)."""
         if boosts and '"' not in query:
-            from lancelot_cli.storage import fts_split
+            from lancelot_cli.storage.read import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:  # the same rows, faster on a large table
                 rows = fts_split.search(
@@ -200,7 +200,7 @@ class ReadOnlyTable:
         if not sides:
             scored = self._fts_scores(query, column, limit, row_filter, boosts)
             return None if scored is None else [row_id for row_id, _ in scored]
-        from lancelot_cli.storage.row_languages import fuse
+        from lancelot_cli.storage.read.row_languages import fuse
 
         others = [_SIDES.submit(self._fts_scores, query, name, limit, row_filter, boosts, True) for name in sides]
         lists = [self._fts_scores(query, column, limit, row_filter, boosts), *(f.result() for f in others)]
@@ -219,7 +219,7 @@ class ReadOnlyTable:
     ) -> list[tuple[int, float]] | None:
         """``fts_ids`` in one column, each row id with its score (``required``: as ``_fts``)."""
         if boosts and '"' not in query:
-            from lancelot_cli.storage import fts_split
+            from lancelot_cli.storage.read import fts_split
 
             if self.facts.rows >= fts_split.MIN_ROWS:
                 return None
@@ -262,7 +262,7 @@ class ReadOnlyTable:
         row_filter: RowFilter | None = None,
     ) -> list[Row]:
         """Nearest rows by vector with ``_distance`` (lower is closer), among the rows the filter allows.
-        With an ANN index (storage/ann.py) at least ``ANN_NPROBES`` partitions are searched (more
+        With an ANN index (storage/write/ann.py) at least ``ANN_NPROBES`` partitions are searched (more
         when a filter leaves too few rows there) and ~``ANN_CANDIDATES`` candidates re-ranked by
         their stored vectors; a table without one is searched flat and these settings change nothing."""
         search = self._table.search(list(vector), vector_column_name=column)

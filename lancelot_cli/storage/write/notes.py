@@ -3,7 +3,7 @@
 The run's index options are field metadata of ``path`` (so a re-run and ``--watch`` use them); the
 folder descriptions and the documents' languages are copied to files beside a local table.
 
-A part of the writer (``TableWriter`` in storage/writer.py inherits it), never used by the server.
+A part of the writer (``TableWriter`` in storage/write/table.py inherits it), never used by the server.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from lancelot_cli.storage.schema import (
     describe_path,
     languages_path,
 )
-from lancelot_cli.storage.write_guard import guard
+from lancelot_cli.storage.write.guard import guard
 
 
 class TableNotes:

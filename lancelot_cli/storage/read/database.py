@@ -3,8 +3,8 @@
 The connection uses ``read_consistency_interval=0`` so every read sees the latest committed
 version: a server that keeps running sees a table that `lancelot index` rebuilt meanwhile.
 A local database folder must exist already: ``lancedb.connect`` would create it, so we check first.
-Each table is a ``ReadOnlyTable`` (storage/read_table.py, re-exported here with ``fts_query``).
-A table given a pin (``LANCELOT_TABLE_VERSION``: a version number or a tag, storage/pins.py) is a
+Each table is a ``ReadOnlyTable`` (storage/read/table.py, re-exported here with ``fts_query``).
+A table given a pin (``LANCELOT_TABLE_VERSION``: a version number or a tag, storage/read/pins.py) is a
 ``PinnedTable``: read at that version, whatever is committed after it, until the tag moves.
 """
 
@@ -21,10 +21,11 @@ from datetime import timedelta
 from typing import Any, NoReturn
 
 from lancelot_cli.errors import ConfigError, DatabaseNotFoundError, TableNotFoundError
-from lancelot_cli.storage import damage, pins
-from lancelot_cli.storage.facts import TableFacts, VectorColumn, table_facts, table_names
-from lancelot_cli.storage.filters import RowFilter
-from lancelot_cli.storage.read_table import ANN_CANDIDATES, ANN_NPROBES, ReadOnlyTable, fts_query
+from lancelot_cli.storage import damage
+from lancelot_cli.storage.read import pins
+from lancelot_cli.storage.read.facts import TableFacts, VectorColumn, table_facts, table_names
+from lancelot_cli.storage.read.filters import RowFilter
+from lancelot_cli.storage.read.table import ANN_CANDIDATES, ANN_NPROBES, ReadOnlyTable, fts_query
 from lancelot_cli.storage.schema import contents_path, describe_path, is_local, languages_path, local_path
 
 __all__ = [

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lancelot_cli.errors import ColumnNotFoundError, InvalidArgumentError
-from lancelot_cli.storage.facts import TableFacts
+from lancelot_cli.storage.read.facts import TableFacts
 
 
 @dataclass(frozen=True)

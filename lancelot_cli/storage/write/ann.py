@@ -2,7 +2,7 @@
 
 It is built when a table passes the size where a flat search stops paying (``VectorIndexPolicy``).
 Write side only: the query parameters that go with it (partitions probed, refine factor) are the
-reader's (storage/read_table.py, ``ANN_*``).
+reader's (storage/read/table.py, ``ANN_*``).
 
 The index is IVF_PQ, L2 like the engine's search: k-means on a sample for the partitions, each
 vector compressed to ``dimension / 8`` bytes (48 at 384-d: 4-bit codes of 4 dimensions each), so
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lancelot_cli.storage.policy import VectorIndexPolicy
 from lancelot_cli.storage.schema import VECTOR
+from lancelot_cli.storage.write.policy import VectorIndexPolicy
 
 VECTOR_INDEX_NAME = "vector_idx"
 # Field metadata of the vector column: the row count the index was trained on (LanceDB's tag

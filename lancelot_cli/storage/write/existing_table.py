@@ -3,7 +3,7 @@
 A little of each of its parts is read for damage; the columns newer Lancelot versions added are
 added; a table that `lancelot index` did not make is refused.
 
-A part of the writer (storage/writer.py), never used by the server.
+A part of the writer (storage/write/table.py), never used by the server.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from lancelot_cli.errors import IndexingError, TableDamagedError
 from lancelot_cli.storage import damage
-from lancelot_cli.storage.columns import table_schema
-from lancelot_cli.storage.facts import fts_columns
+from lancelot_cli.storage.read.facts import fts_columns
 from lancelot_cli.storage.schema import ADDED_LATER
+from lancelot_cli.storage.write.columns import table_schema
 
 
 def open_checked(db: Any, db_uri: str, table: str) -> tuple[Any, IndexingError | None]:

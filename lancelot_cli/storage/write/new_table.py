@@ -4,8 +4,8 @@ In a local folder the table is built whole in a hidden staging folder and moved 
 one rename (a reader sees no table, then all of it); in an object store, which has no rename, it
 is created empty and indexed at once.
 
-The rows themselves are written by storage/writer_first.py (with little memory); the writer
-(storage/writer.py) calls this for the first write of a table that does not exist yet.
+The rows themselves are written by storage/write/first_write.py (with little memory); the writer
+(storage/write/table.py) calls this for the first write of a table that does not exist yet.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from lancelot_cli.errors import IndexingError
-from lancelot_cli.storage import ann, writer_first
-from lancelot_cli.storage.columns import table_schema
-from lancelot_cli.storage.policy import VectorIndexPolicy
 from lancelot_cli.storage.schema import ID, local_path
-from lancelot_cli.storage.write_guard import guard
+from lancelot_cli.storage.write import ann, first_write
+from lancelot_cli.storage.write.columns import table_schema
+from lancelot_cli.storage.write.guard import guard
+from lancelot_cli.storage.write.policy import VectorIndexPolicy
 
 # Lance file format of new tables. lancedb 0.40 still writes 2.0 ("stable" there); 2.1, the
 # format Lance itself makes by default, reads a search's hits by row id faster (60 random rows of
@@ -56,7 +56,7 @@ def build_in_place(
     staging = os.path.join(root, f".staging-{uuid.uuid4().hex}")
     try:
         with guard("create", db_uri, name):
-            staged = writer_first.create(
+            staged = first_write.create(
                 lancedb.connect(staging),
                 name,
                 rows,
@@ -87,5 +87,5 @@ def create_indexed(db: Any, table: str, fts: Mapping[str, Any] | None = None) ->
     once (a reader may see it empty and without its index for that moment; it falls back to a
     scan). Local folders build the whole table aside instead (``build_in_place``)."""
     tbl = db.create_table(table, schema=table_schema(), storage_options=FILE_FORMAT)
-    writer_first.create_text_indexes(tbl, fts)
+    first_write.create_text_indexes(tbl, fts)
     return tbl

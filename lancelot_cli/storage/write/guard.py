@@ -47,11 +47,11 @@ parsed, and two checks against lancedb's own account guard the reading: the data
 be as many as the version's ``total_data_files``, and every index ``list_indices()`` names must be
 found; otherwise nothing is removed. Nothing is removed either when the table has tags or branches
 (``_refs/``: their versions would lose files), when it is not the handle's own version (another
-writer), or outside a local folder. The run holds the writer lock (storage/lock.py), so no other
+writer), or outside a local folder. The run holds the writer lock (storage/write/lock.py), so no other
 transaction is in progress; a search under way on an older version fails, and the next one reads
 the latest, as after LanceDB's own cleanup.
 
-Used by the writer only (storage/writer.py and the parts it is made of), never by the server.
+Used by the writer only (storage/write/table.py and the parts it is made of), never by the server.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ from typing import Any, TypeVar
 
 from lancelot_cli.errors import IndexingError
 from lancelot_cli.storage import damage, disk
-from lancelot_cli.storage.policy import keep_versions_for
 from lancelot_cli.storage.schema import is_local, local_path
+from lancelot_cli.storage.write.policy import keep_versions_for
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """`lancelot index SRC --tag NAME`: give the version a run committed a name that readers can be
-pinned to (``LANCELOT_TABLE_VERSION``, `serve --table-version`; storage/pins.py).
+pinned to (``LANCELOT_TABLE_VERSION``, `serve --table-version`; storage/read/pins.py).
 
 The tag is made through LanceDB's public tags API once the write has finished (the table is opened
 again, ``tags.create``), on the version the run reported, so a run started meanwhile is not what
@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass
 
 from lancelot_cli.errors import ConfigError, IndexingError
-from lancelot_cli.storage.reader import display_uri
+from lancelot_cli.storage.read.database import display_uri
 
 MAX_LENGTH = 100
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")

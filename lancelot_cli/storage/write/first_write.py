@@ -3,7 +3,7 @@
 Issue 25: a full index of three copies of the FastAPI docs peaked at 229 MiB, of the PostgreSQL
 manual at 257.
 
-The writer's general path (storage/writer.py) creates the table empty with its four full-text
+The writer's general path (storage/write/table.py) creates the table empty with its four full-text
 indexes, turns every row into one Arrow table, appends it and then runs ``optimize()`` to fold
 the rows into the indexes, which rewrites each of them whole. Here, for a table that does not exist
 yet (the writer builds it in a staging folder and renames it into place, so a failure leaves the
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage import heap
 from lancelot_cli.storage.analyzer import LANGUAGE_OF_COLUMN, fts_config, fts_options
-from lancelot_cli.storage.columns import OWN_COLUMNS, coerce, infer_type, table_schema
 from lancelot_cli.storage.schema import FIELD_INDEX_NAMES, FTS_INDEX_NAME, MODEL_TAG, OPTIONS_TAG, PATH, TEXT, VECTOR
+from lancelot_cli.storage.write.columns import OWN_COLUMNS, coerce, infer_type, table_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -3,7 +3,7 @@
 Which model made the vectors, the rows that still lack one, vectors given and vectors reused by
 content hash, and the column replaced for another model or size.
 
-A part of the writer (``TableWriter`` in storage/writer.py inherits it), never used by the server.
+A part of the writer (``TableWriter`` in storage/write/table.py inherits it), never used by the server.
 The column's field metadata records the model (``lancedb:tag:model``).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage.schema import HASH, ID, MODEL_TAG, TEXT, VECTOR
-from lancelot_cli.storage.write_guard import guard
+from lancelot_cli.storage.write.guard import guard
 
 
 class VectorWrites:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.storage.analyzer import FTS_OPTIONS, ROW_TEXT_COLUMNS, same_analysis
-from lancelot_cli.storage.facts import is_fts
+from lancelot_cli.storage.read.facts import is_fts
 from lancelot_cli.storage.schema import (
     CHUNK,
     COLUMNS,

@@ -2,9 +2,9 @@
 what the pin names, the version it stands for now, and the one line that says why it cannot be read.
 
 A pin of digits only is a version number (``7``); anything else is a tag (``release-42``), which
-`lancelot index --tag NAME` made (storage/tagging.py refuses tag names of digits only, so the two
+`lancelot index --tag NAME` made (storage/write/tagging.py refuses tag names of digits only, so the two
 never mix). A tag may move: `index --tag live` moves ``live`` to what it committed, and a reader
-pinned to it switches at its next check (storage/reader.py), from one whole version to another.
+pinned to it switches at its next check (storage/read/database.py), from one whole version to another.
 
 Read calls only (``tags.list``, ``tags.get_version``, ``list_versions``, ``checkout``): never a
 write, so the read-only server stays read-only.

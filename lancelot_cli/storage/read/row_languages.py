@@ -4,7 +4,7 @@ A table whose rows are in several languages keeps the text index of its first la
 each other language analyzed otherwise, a column of those rows' text with an index of its own
 (storage/analyzer.py ``ROW_TEXT_COLUMNS``). A query runs in the text index and in the columns its
 script and words fit (``analyzer.query_languages``), and a row's score is the sum of its BM25
-scores, as the weighted columns' scores are summed (``read_table.fts_query``).
+scores, as the weighted columns' scores are summed (``read.table.fts_query``).
 
 Measured on FastAPI's Korean and German docs mixed with the English pages they lack
 (tests/benchmarks/row_languages.py; MRR@10 over all questions): the plain sum 0.830 on the Korean

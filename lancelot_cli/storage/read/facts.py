@@ -35,7 +35,7 @@ class TableFacts:
     text_columns: frozenset[str]  # string columns
     fts_columns: frozenset[str]  # columns with a native full-text (inverted) index
     metadata: Mapping[str, Any]  # what the indexer recorded (embedding model...), else {}
-    rows: int  # of this version (a search asks it to pick its way: storage/fts_split.py)
+    rows: int  # of this version (a search asks it to pick its way: storage/read/fts_split.py)
     source_columns: tuple[str, ...] = SOURCE_COLUMNS
     descriptions: Mapping[str, str] = field(default_factory=dict)  # folder -> what it holds (.lancelotdescribe)
     # column -> how its full-text index analyzes words (``analyzer.Analysis``), as the index records it

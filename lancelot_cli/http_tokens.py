@@ -3,7 +3,7 @@ kept like the OpenAI key (``credentials``): in the OS keychain, else in the encr
 ``http-tokens.enc`` of ``keyfile`` (same secret: ``LANCELOT_KEY_PASSPHRASE``, else ``.secret``).
 
 ``LANCELOT_HTTP_TOKENS`` (flag, environment or settings file) wins: these are read only when it is
-unset (``server/auth.py``), once per process and config folder (a server builds its login twice at
+unset (``server/transports/auth.py``), once per process and config folder (a server builds its login twice at
 start: the keychain backend and the scrypt derivation are paid once). The tokens are handed to
 ``redact`` as soon as they are read, and no message here carries one.
 

@@ -195,7 +195,7 @@ class Settings:
         "int",
         "HTTP: connections open at once; one more is answered 503 and closed",
     )
-    # Login and metrics for `serve --http` and Lambda (issue 50; server/auth.py, server/exposition.py)
+    # Login and metrics for `serve --http` and Lambda (issue 50; server/transports/auth.py, exposition.py)
     http_tokens: tuple[str, ...] = _setting(
         "LANCELOT_HTTP_TOKENS",
         (),

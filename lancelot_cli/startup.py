@@ -7,7 +7,7 @@ transport before its first thread (``start_server``).
 
 ``start``:
 * given the command line, pauses Python's cyclic garbage collector while a `lancelot serve` on
-  stdio loads (server/collector.py says why and when it comes back);
+  stdio loads (server/process/collector.py says why and when it comes back);
 * puts the lancedb import deferral first on ``sys.meta_path`` (storage/lancedb_import.py: about
   0.9 s of CPU less for every process that loads lancedb; ``LANCELOT_NO_FAST_IMPORT=1`` turns it
   off). It must come before lancedb loads; a process that loads lancedb without it (a library
@@ -17,7 +17,7 @@ transport before its first thread (``start_server``).
   matters reaches us as an error anyway. ``LANCELOT_LOG_LEVEL=debug``, or ``LANCEDB_LOG`` set by
   hand, shows them. Set in ``os.environ`` so that processes we start inherit it.
 
-``start_server`` adds glibc's malloc settings for a long-running server (server/memory.py), which
+``start_server`` adds glibc's malloc settings for a long-running server (server/process/memory.py), which
 must be applied while the process has one thread.
 """
 
@@ -38,7 +38,7 @@ def start(argv: Sequence[str] | None = None) -> None:
         return
     _started.append(True)
     if argv is not None:
-        from lancelot_cli.server import collector
+        from lancelot_cli.server.process import collector
 
         if collector.stdio_serve(list(argv)):
             collector.pause()
@@ -51,9 +51,9 @@ def start(argv: Sequence[str] | None = None) -> None:
 
 def start_server() -> list[str]:
     """``start``, then the malloc settings of a server; the names of the variables applied (for the
-    log). Call it first in a transport, while this is the only thread (see server/memory.py)."""
+    log). Call it first in a transport, while this is the only thread (see server/process/memory.py)."""
     start()
-    from lancelot_cli.server.memory import tune_malloc
+    from lancelot_cli.server.process.memory import tune_malloc
 
     return tune_malloc()
 

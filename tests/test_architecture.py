@@ -75,3 +75,88 @@ def test_the_package_imports_only_its_version() -> None:
 
     graph = grimp.build_graph("lancelot_cli", cache_dir=None)
     assert graph.find_modules_directly_imported_by("lancelot_cli") == {"lancelot_cli._version"}
+
+
+def _diagram() -> tuple[dict[str, set[str]], set[str]]:
+    """The rooms and arrows of the diagram in docs/design.md ("The layers"), and its leaves."""
+    text = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    block = text.split("## The layers", 1)[1].split("```\n", 2)[1]
+    arrows: dict[str, set[str]] = {}
+    leaves: set[str] = set()
+    lines = iter(block.splitlines())
+    for line in lines:
+        if line.startswith("leaves:"):
+            rest = line.removeprefix("leaves:") + " " + " ".join(lines)
+            leaves = {name.strip() for name in rest.split(",") if name.strip()}
+            break
+        room, _, targets = line.partition("->")
+        listed = re.sub(r"\(.*\)", "", targets)  # a note in brackets is not an arrow
+        arrows[room.strip()] = {t.strip() for t in listed.split(",") if t.strip()}
+    return arrows, leaves
+
+
+def _room(module: str, rooms: list[str]) -> str | None:
+    path = "/".join(module.split(".")[1:])
+    if path == "server/aws_lambda":  # the Lambda handler's published name: transports/aws_lambda.py
+        return "server/transports"
+    for room in sorted(rooms, key=len, reverse=True):
+        if path == room or path.startswith(room + "/"):
+            return room
+    return None
+
+
+def test_the_design_diagram_is_the_code() -> None:
+    """docs/design.md draws each room (a package) and the rooms it imports: the drawing is checked
+    against every import, so an arrow added in the code fails here until the drawing shows it, and
+    a new top-level module must be drawn as a room or named as a leaf (issue 48 #5)."""
+    import grimp
+
+    arrows, leaves = _diagram()
+    assert {"cli", "server", "server/transports", "storage/read", "storage/write"} <= set(arrows)
+    rooms = list(arrows)
+    graph = grimp.build_graph("lancelot_cli", cache_dir=None)
+    found: dict[str, set[str]] = {room: set() for room in rooms}
+    unplaced = set()
+    for module in graph.modules:
+        room = _room(module, rooms)
+        if room is None:
+            if module != "lancelot_cli" and module.split(".")[1] not in leaves:
+                unplaced.add(module)
+            continue
+        for imported in graph.find_modules_directly_imported_by(module):
+            other = _room(imported, rooms) if imported.startswith("lancelot_cli.") else None
+            if other is not None and other != room:
+                found[room].add(other)
+    assert unplaced == set(), "name these in the diagram's leaves or rooms"
+    assert found == arrows
+
+
+def test_the_mcp_surface_never_imports_a_transport() -> None:
+    """server/ (tools, replies, schemas, the app) knows no transport; transports wrap it."""
+    import grimp
+
+    graph = grimp.build_graph("lancelot_cli", cache_dir=None)
+    surface = [
+        m
+        for m in graph.modules
+        if m.startswith("lancelot_cli.server.")
+        and not m.startswith(("lancelot_cli.server.transports", "lancelot_cli.server.process"))
+        and m != "lancelot_cli.server.aws_lambda"  # the published handler name
+    ]
+    assert "lancelot_cli.server.tools" in surface and "lancelot_cli.server.app" in surface
+    reached = {
+        (m, t)
+        for m in surface
+        for t in graph.find_modules_directly_imported_by(m)
+        if t.startswith("lancelot_cli.server.transports")
+    }
+    assert reached == set()
+
+
+def test_the_lambda_handler_keeps_its_published_name() -> None:
+    """Deployed functions name ``lancelot_cli.server.aws_lambda.handler`` (the Dockerfile's CMD)."""
+    from lancelot_cli.server import aws_lambda
+    from lancelot_cli.server.transports import aws_lambda as transport
+
+    assert aws_lambda.handler is transport.handler
+    assert 'CMD ["lancelot_cli.server.aws_lambda.handler"]' in (REPO / "Dockerfile").read_text(encoding="utf-8")

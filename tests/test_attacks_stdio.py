@@ -215,7 +215,7 @@ def test_a_cancellation_with_an_odd_request_id_is_ignored(fresh: Raw, request_id
 def test_a_message_over_the_line_limit_is_refused_with_its_id_and_never_held(raw: Raw) -> None:
     """One 100 MB line cost the server 3.1 GB of memory (issue 37 #7): a line over 4 MB is read to its
     end and dropped, answered -32600 with the request's id, and the session goes on."""
-    from lancelot_cli.server.stdin_lines import MAX_LINE
+    from lancelot_cli.server.transports.stdin_lines import MAX_LINE
 
     before = _peak_rss_kib(raw.proc.pid)
     padding = "x" * (48 * 1024 * 1024)

@@ -1,4 +1,4 @@
-"""The background server (cli/background.py, server/unix.py): real `lancelot` processes, a real
+"""The background server (cli/background.py, server/transports/unix.py): real `lancelot` processes, a real
 `lancelot serve --socket` they start, real LanceDB folders in tmp; plus the whole-reply request over
 the SDK's in-memory client.
 
@@ -789,8 +789,8 @@ async def test_the_socket_takes_lines_no_longer_than_stdio_does() -> None:
     import anyio
     from anyio.streams.stapled import StapledObjectStream
 
-    from lancelot_cli.server.stdin_lines import MAX_LINE
-    from lancelot_cli.server.unix import _Lines
+    from lancelot_cli.server.transports.stdin_lines import MAX_LINE
+    from lancelot_cli.server.transports.unix import _Lines
 
     async def lines_of(*lines: bytes) -> list[int]:
         data = b"".join(lines)

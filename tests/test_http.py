@@ -516,7 +516,7 @@ def test_accepted_connections_are_not_delayed_by_nagle() -> None:
     it. The round-trip times themselves are measured by tests/benchmarks/http_load.py."""
     import asyncio
 
-    from lancelot_cli.server.connections import bind
+    from lancelot_cli.server.transports.connections import bind
 
     async def main() -> int:
         accepted: asyncio.Future[asyncio.BaseTransport] = asyncio.get_running_loop().create_future()

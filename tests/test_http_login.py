@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from lancelot_cli.server import aws_lambda
+from lancelot_cli.server.transports import aws_lambda
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support.lambda_events import make_event
 from tests.support.servers import Served, free_port

@@ -35,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from lancelot_cli.server import aws_lambda
+from lancelot_cli.server.transports import aws_lambda
 from tests.support.lambda_events import make_event
 from tests.support.servers import Served, free_port
 from tests.test_http import assert_error, assert_tool_reply, request, start_server
@@ -330,7 +330,7 @@ def test_lambda_accepts_only_tokens_for_its_resource(
 
 def test_incomplete_oauth_settings_are_one_line_errors() -> None:
     from lancelot_cli.errors import ConfigError
-    from lancelot_cli.server.auth import Login
+    from lancelot_cli.server.transports.auth import Login
 
     with pytest.raises(ConfigError, match="set LANCELOT_OAUTH_RESOURCE"):
         Login.from_settings((), "https://issuer.example", None)

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from lancelot_cli import credentials, http_tokens, keyfile
 from lancelot_cli.cli.app import app
 from lancelot_cli.cli.init import InitOptions, QuestionaryPrompter, execute
-from lancelot_cli.server.auth import Login
+from lancelot_cli.server.transports.auth import Login
 from tests.support.keyrings import MemoryKeyring
 from tests.support.servers import Served, free_port
 from tests.test_http import assert_error, assert_tool_reply, request, server_pool

@@ -171,7 +171,7 @@ def test_killing_the_parent_ends_the_workers(tmp_path: Path, sample_db: Path) ->
     served = start(tmp_path, sample_db, "--workers", "2")
     workers = workers_of(served, 2)
     # Serving first: a worker still importing when its parent dies learns it only once it has loaded
-    # the app (server/workers.py watch_parent), which a loaded CI machine took over 10 s to reach.
+    # the app (server/transports/workers.py watch_parent), which a loaded CI machine took over 10 s to reach.
     serving(served, workers)
     served.proc.kill()
     served.proc.wait(timeout=10)
@@ -194,7 +194,7 @@ def serving(served: Served, workers: list[int], timeout: float = 60.0) -> None:
             pytest.fail(f"{exc!r}\n{served.stderr}")
     assert seen == set(workers), (seen, workers, served.stderr)
     # The parent still takes a worker's death for a start-up failure until it has seen every
-    # worker serve (server/workers.py); a loaded CI machine took over the 1 s once waited here.
+    # worker serve (server/transports/workers.py); a loaded CI machine took over the 1 s once waited here.
     while "worker processes are serving" not in served.stderr and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "worker processes are serving" in served.stderr, served.stderr

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import lancelot_cli
-from lancelot_cli.server import aws_lambda
+from lancelot_cli.server.transports import aws_lambda
 from tests.conftest import REPO, hash_tree
 from tests.support.expected import TOOLS
 from tests.support.lambda_events import API_HOST, make_event

@@ -22,14 +22,14 @@ from lancelot_cli.indexer.sites import _sphinx_pages
 from lancelot_cli.indexer.sources import read_document
 from lancelot_cli.indexer.titles import MAX_TITLE_CHARS, clean_title, markdown_title
 from lancelot_cli.mdtext import next_fence, plain_headings
-from lancelot_cli.server.http import _depth, json_problem
+from lancelot_cli.server.transports.http import _depth, json_problem
 from tests.conftest import lancelot_command, subprocess_env
 from tests.support import hostile_pages
 from tests.support.growth import assert_linear
 
 HOSTILE_RUN_SECONDS = 120  # the whole run over tests/support/hostile_pages.py (about 10 s here)
 
-# -- the HTTP guard's checks before the JSON parser (server/http.py, shared by the Lambda handler) --
+# -- the HTTP guard's checks before the JSON parser (server/transports/http.py, shared by the Lambda handler) --
 
 BODIES: dict[str, Callable[[int], bytes]] = {
     "escaped-quotes-unterminated": lambda n: b'"' + b'\\"' * n,

@@ -286,7 +286,7 @@ def test_server_entry_point_never_loads_a_write_path(sample_db: Path, tmp_path: 
     script = textwrap.dedent(f"""
         import sys, anyio
         from mcp import Client
-        import lancelot_cli.server.stdio
+        import lancelot_cli.server.transports.stdio
         from lancelot_cli.server.app import build_server
         from lancelot_cli.settings import load
 

@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 
-from lancelot_cli.server import aws_lambda
+from lancelot_cli.server.transports import aws_lambda
 from tests.conftest import hash_tree, lancelot_command, subprocess_env
 from tests.support.calls import text_of
 from tests.support.lambda_events import API_HOST, LambdaTransport, make_event

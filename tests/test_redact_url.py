@@ -31,7 +31,7 @@ from lancelot_cli import redact
 from lancelot_cli.cli.app import app
 from lancelot_cli.providers import OpenAIEmbedder
 from lancelot_cli.server.app import build_server
-from lancelot_cli.server.logs import CHATTY, configure_logging
+from lancelot_cli.server.transports.logs import CHATTY, configure_logging
 from lancelot_cli.settings import load
 from tests.conftest import SAMPLE_DOCS, lancelot_command, subprocess_env
 from tests.support.calls import text_of

@@ -1,4 +1,4 @@
-"""The garbage collector paused while `lancelot serve` starts (server/collector.py): really off after
+"""The garbage collector paused while `lancelot serve` starts (server/process/collector.py): really off after
 ``pause``, back on, after one full collection, with what is left frozen once the server has warmed
 up or the deadline passes; a collector someone else turned off stays off; only `lancelot serve` on
 stdio pauses it as the command loads. The spawned servers show it over the MCP SDK's stdio client
@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from lancelot_cli.server import collector
+from lancelot_cli.server.process import collector
 from tests.conftest import lancelot_command, subprocess_env
 
 

@@ -1,4 +1,4 @@
-"""The server's malloc settings (server/memory.py): glibc really keeps to one arena once they are
+"""The server's malloc settings (server/process/memory.py): glibc really keeps to one arena once they are
 applied (counted with ``malloc_info`` in a fresh interpreter whose threads all allocate at once,
 against a control run without them), a variable the user set wins, and `lancelot serve` applies
 them on both transports before anything else. Memory freed inside the heap goes back to the
@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from lancelot_cli.server.memory import tune_malloc
+from lancelot_cli.server.process.memory import tune_malloc
 from tests.conftest import lancelot_command, subprocess_env
 
 pytestmark = pytest.mark.slow  # every test here runs a fresh interpreter
@@ -28,7 +28,7 @@ glibc = pytest.mark.skipif(
 # them arenas of their own; then malloc_info's XML is read back and its heaps counted.
 ARENAS = textwrap.dedent("""
     import ctypes, os, sys, tempfile, threading
-    from lancelot_cli.server.memory import tune_malloc
+    from lancelot_cli.server.process.memory import tune_malloc
     applied = tune_malloc() if sys.argv[1] == "tuned" else []
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
@@ -112,7 +112,7 @@ def test_serve_applies_the_settings_on_both_transports(transport: list[str], tmp
 # 64 KiB block that stays allocated (untouched), so the freed blocks are holes glibc never trims by itself.
 RELEASE = textwrap.dedent("""
     import ctypes, json, sys, time
-    from lancelot_cli.server import memory
+    from lancelot_cli.server.process import memory
     memory.tune_malloc()
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p

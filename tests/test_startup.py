@@ -51,7 +51,7 @@ def test_importing_any_module_changes_no_process_state() -> None:
     proc = _run(IMPORT_ALL)
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout.splitlines()[-1])
-    assert "lancelot_cli.storage" in report["imported"] and "lancelot_cli.server.stdio" in report["imported"]
+    assert "lancelot_cli.storage" in report["imported"] and "lancelot_cli.server.transports.stdio" in report["imported"]
     assert len(report["imported"]) > 100, report["missing"]
     assert report["environ"] == [], "an import wrote os.environ"
     assert report["meta_path"] == [] and report["path_hooks"] == 0, "an import installed an import hook"
@@ -110,7 +110,7 @@ print(json.dumps(gc.isenabled()))
 )
 def test_start_pauses_the_collector_for_a_stdio_server_only(argv: list[str], collecting: bool) -> None:
     """The one switch also makes the garbage-collector pause of a stdio server's start-up
-    (server/collector.py), decided from the command line it is given."""
+    (server/process/collector.py), decided from the command line it is given."""
     proc = _run(GC_PROBE, json.dumps(argv))
     assert json.loads(proc.stdout.splitlines()[-1]) is collecting, proc.stderr[-2000:]
 
@@ -207,7 +207,7 @@ def test_a_stdio_server_imports_no_more_of_the_http_stack_than_the_sdk_itself(sa
         ["-m", "lancelot_cli", "serve"], env, "lancedb_search", {"query": "refund", "limit": 3}, tmp_path / "serve.err"
     )
     sdk = _imported_by_a_stdio_session([str(hello)], env, "hello", {}, tmp_path / "hello.err")
-    assert "lancedb" in ours and "lancelot_cli.server.stdio" in ours
+    assert "lancedb" in ours and "lancelot_cli.server.transports.stdio" in ours
     assert "lance_namespace_urllib3_client.api.table_api" not in ours  # loaded with the deferral set up
 
     def network(modules: set[str]) -> set[str]:

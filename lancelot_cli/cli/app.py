@@ -8,7 +8,7 @@ Typer app of cli/commands.py, imported then. ``app``, ``run`` and the rest of cl
 are reachable here as before (``from lancelot_cli.cli.app import app``), loaded on first use.
 
 `lancelot serve` on stdio: the cyclic garbage collector stays off while typer, mcp, pydantic and
-lancedb load (server/collector.py); run_stdio sets the deadline that turns it back on. Decided in
+lancedb load (server/process/collector.py); run_stdio sets the deadline that turns it back on. Decided in
 ``main`` at start-up from the arguments it runs, not when a module is imported.
 """
 

@@ -2,7 +2,7 @@
 
 A CLI process spends most of its second in ``import lancedb``. With ``LANCELOT_WARM`` above 0 (minutes,
 default 10) `search`, `query`, `show` and `status` send an MCP ``tools/call`` to a background
-`lancelot serve --socket PATH --idle MINUTES` (server/unix.py) and render the tool's reply; the
+`lancelot serve --socket PATH --idle MINUTES` (server/transports/unix.py) and render the tool's reply; the
 request's `_meta` asks for the engine's whole reply (server/app.py ``WHOLE_REPLY_KEY``), which is the
 command's ``--json`` form, so output is the same as in-process. When no server answers, the command
 runs in-process as always and ``start_pending`` (called once the output is written) starts one for
@@ -355,7 +355,7 @@ def running(settings: Settings) -> int | None:
 
 
 def _recorded(path: str) -> tuple[int | None, list[str]]:
-    """What the server at ``path`` wrote beside it (server/unix.py): its pid and open databases."""
+    """What the server at ``path`` wrote beside it (server/transports/unix.py): its pid and open databases."""
     try:
         with open(f"{path}.lock", encoding="utf-8", errors="replace") as fh:
             first, *databases = fh.read().splitlines()

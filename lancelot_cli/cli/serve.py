@@ -135,17 +135,17 @@ def serve(
     if socket is not None:
         if http is not None or port is not None:
             raise typer.BadParameter("use one of --socket and --http", param_hint="'--socket'")
-        from lancelot_cli.server.unix import run_unix
+        from lancelot_cli.server.transports.unix import run_unix
 
         run_unix(settings, socket, idle or float("inf"), metrics_log=log_file)
         return
     if http is None and port is None:
         say_waiting_on_terminal()
-        from lancelot_cli.server.stdio import run_stdio
+        from lancelot_cli.server.transports.stdio import run_stdio
 
         run_stdio(settings, metrics_log=log_file)
         return
-    from lancelot_cli.server.http import run_http
+    from lancelot_cli.server.transports.http import run_http
 
     chosen = port if port is not None else http
     run_http(settings, host=host, port=chosen, metrics_log=log_file, workers=workers or 1)  # type: ignore[arg-type]

@@ -33,9 +33,10 @@ from lancelot_cli._version import __version__
 from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import AgentDocument, echo, language_names
-from lancelot_cli.server import collector, tools
+from lancelot_cli.server import tools
 from lancelot_cli.server.databases import Engines
 from lancelot_cli.server.metrics import Metrics
+from lancelot_cli.server.process import collector
 from lancelot_cli.server.replies import MAX_ERROR_CHARS
 from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import argument_problems, inline_defs, slim, unknown_arguments
@@ -169,7 +170,7 @@ def _warm(server: MCPServer, stopped: threading.Event) -> None:
         except Exception:  # noqa: BLE001 - no database or table yet: the first call says so
             pass
     finally:
-        collector.warmed_up()  # the garbage collector paused for the startup comes back (server.collector)
+        collector.warmed_up()  # the garbage collector paused for the startup comes back (server/process/collector.py)
 
 
 @asynccontextmanager

@@ -1,4 +1,4 @@
-"""The engines of a server that answers for any database: the CLI's background server (server/unix.py).
+"""The engines of a server that answers for any database: the CLI's background server (server/transports/unix.py).
 
 A tools/call whose `_meta` holds ``{"lancelot/db": URI}`` is answered over the database at URI
 with the server's other settings (cli/background.py sends it on every call; its socket is named by

@@ -25,9 +25,10 @@ from lancelot_cli.engine import Engine
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.models import SearchResult
 from lancelot_cli.requests import ERROR_KEY, WHOLE_REPLY_KEY, Query, Read, Request, Search, Status, params
-from lancelot_cli.server import collector, completions, links
-from lancelot_cli.server.memory import release_freed
+from lancelot_cli.server import completions, links
 from lancelot_cli.server.metrics import Metrics
+from lancelot_cli.server.process import collector
+from lancelot_cli.server.process.memory import release_freed
 from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import SearchReply
 from lancelot_cli.settings import Settings
@@ -125,7 +126,7 @@ def _run(call: Callable[[], T]) -> T:
             _capped(f"{type(exc).__name__}: {exc}; check the table and column arguments against lancedb_status")
         ) from exc
     finally:
-        release_freed()  # what the call freed goes back to the system (server.memory)
+        release_freed()  # what the call freed goes back to the system (server/process/memory.py)
         collector.warmed_up()  # a first call ended: the collector paused for the startup comes back soon
 
 

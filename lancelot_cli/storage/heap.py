@@ -1,5 +1,5 @@
 """The C library's heap functions, when that library is glibc: one lookup for the server's malloc
-settings (server/memory.py) and the writer's hand-back of freed memory (storage/write/first_write.py).
+settings (server/process/memory.py) and the writer's hand-back of freed memory (storage/write/first_write.py).
 
 Kept apart from both (no lancedb, no pyarrow) so the read side and the write side share it.
 Elsewhere (musl, macOS, Windows) every function here does nothing.

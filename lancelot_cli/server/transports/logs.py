@@ -3,7 +3,7 @@
 Every line goes through ``redact.text`` (issue 46 #2): the HTTP client logs each request's URL, and
 ``OPENAI_BASE_URL`` may carry a user and password; a traceback or a library's debug line may carry
 anything else the redactor knows. The one handler is on the root logger: uvicorn installs none of
-its own (``log_config=None`` in server/http.py; its loggers propagate here, in each worker process
+its own (``log_config=None`` in server/transports/http.py; its loggers propagate here, in each worker process
 too), and the MCP SDK's root handler, which ``MCPServer()`` installs, is replaced here (before this,
 at debug, it has logged only the server's own set-up).
 """

@@ -1,6 +1,6 @@
 """What a body must be to reach the SDK over HTTP: JSON media type, UTF-8 JSON-RPC, not too deep.
 
-Rules 6 and 7 of server/http.py (the 415 and 400 replies), checked before the SDK parses anything,
+Rules 6 and 7 of server/transports/http.py (the 415 and 400 replies), checked before the SDK parses anything,
 and the one repair made on the way (lone surrogate escapes, as stdio reads them).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from lancelot_cli.server.surrogates import replace_lone
+from lancelot_cli.server.transports.surrogates import replace_lone
 
 MAX_DEPTH = 64  # JSON nesting; MCP messages need under 10, and Python's parser dies near 1,000
 

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lancelot_cli.server.logs import configure_logging
-from lancelot_cli.server.stdin_lines import MAX_LINE
+from lancelot_cli.server.transports.logs import configure_logging
+from lancelot_cli.server.transports.stdin_lines import MAX_LINE
 from lancelot_cli.settings import Settings
 
 CHECK_EVERY = 2.0  # seconds between checks of the socket file and of being idle
@@ -36,7 +36,7 @@ CHECK_EVERY = 2.0  # seconds between checks of the socket file and of being idle
 
 def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Path | None = None) -> int:
     """Serve on ``path`` until one of the module doc's reasons; 0 also when another server has it."""
-    from lancelot_cli.server.memory import log_tuning, tune_malloc
+    from lancelot_cli.server.process.memory import log_tuning, tune_malloc
 
     tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
     lock = _take_lock(path)
@@ -46,7 +46,7 @@ def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Pa
 
     from lancelot_cli.server.app import build_server
     from lancelot_cli.server.metrics import Metrics
-    from lancelot_cli.server.stdio import _InitGate
+    from lancelot_cli.server.transports.stdio import _InitGate
 
     server = build_server(
         settings, metrics=Metrics(metrics_log), any_database=True, on_databases=lambda uris: _record(lock, uris)
@@ -109,7 +109,7 @@ async def _listen(lowlevel: Any, path: str, idle_seconds: float, made: list[int]
     import anyio
     from mcp.server.runner import serve_dual_era_loop
 
-    from lancelot_cli.server.stdio import serve_session
+    from lancelot_cli.server.transports.stdio import serve_session
 
     code = code_fingerprint()
     with contextlib.suppress(FileNotFoundError):

@@ -41,7 +41,7 @@ Header = tuple[bytes, bytes]
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from lancelot_cli.server.oauth import OAuthVerifier
+    from lancelot_cli.server.transports.oauth import OAuthVerifier
 
 
 def switch(name: str, value: str | None) -> bool:
@@ -130,7 +130,7 @@ class Login:
                 )
         oauth = None
         if issuer or resource or jwks_url:
-            from lancelot_cli.server.oauth import OAuthVerifier
+            from lancelot_cli.server.transports.oauth import OAuthVerifier
 
             oauth = OAuthVerifier.from_settings(issuer, resource, jwks_url)
         return cls(tokens, oauth) if tokens or oauth else None

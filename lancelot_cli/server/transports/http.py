@@ -49,10 +49,10 @@ import anyio
 
 from lancelot_cli._version import __version__
 from lancelot_cli.errors import LancelotError
-from lancelot_cli.server.auth import Login, switch
-from lancelot_cli.server.exposition import CONTENT_TYPE, CountingMetrics, served_versions
-from lancelot_cli.server.http_body import BATCH, json_problem, media_type_problem, repaired
-from lancelot_cli.server.http_body import _depth as _depth  # (tests/test_linear_passes.py imports it here)
+from lancelot_cli.server.transports.auth import Login, switch
+from lancelot_cli.server.transports.exposition import CONTENT_TYPE, CountingMetrics, served_versions
+from lancelot_cli.server.transports.http_body import BATCH, json_problem, media_type_problem, repaired
+from lancelot_cli.server.transports.http_body import _depth as _depth  # (tests/test_linear_passes.py imports it here)
 from lancelot_cli.settings import Settings
 
 Scope = MutableMapping[str, Any]
@@ -379,8 +379,8 @@ class AppFactory:
     def __call__(self) -> Guard:
         from uvicorn.config import STARTUP_FAILURE
 
-        from lancelot_cli.server.logs import configure_logging
-        from lancelot_cli.server.workers import watch_parent
+        from lancelot_cli.server.transports.logs import configure_logging
+        from lancelot_cli.server.transports.workers import watch_parent
         from lancelot_cli.startup import start
 
         start()  # a worker is a fresh process: the lancedb import deferral (issue 48 #4)
@@ -399,12 +399,12 @@ def run_http(
 ) -> None:
     """Serve until SIGINT/SIGTERM, in this process or (``workers`` > 1) in that many worker
     processes sharing the sockets. Logs (uvicorn's too) go to stderr; nothing to stdout."""
-    from lancelot_cli.server.memory import log_tuning, tune_malloc
+    from lancelot_cli.server.process.memory import log_tuning, tune_malloc
 
     # first: while this is the only thread (see server.memory); workers get it from the environment
     tuned = tune_malloc() if workers == 1 else []
-    from lancelot_cli.server.connections import GuardedConfig, SignalStopServer, bind
-    from lancelot_cli.server.logs import configure_logging
+    from lancelot_cli.server.transports.connections import GuardedConfig, SignalStopServer, bind
+    from lancelot_cli.server.transports.logs import configure_logging
 
     login = _login(settings)  # first: a bad token or switch is one line
     switch("LANCELOT_METRICS", settings.metrics)
@@ -448,7 +448,7 @@ def run_http(
     if workers == 1:
         SignalStopServer(GuardedConfig(app, **options)).run(sockets=sockets)
         return
-    from lancelot_cli.server.workers import ACCEPT_BATCH, HEALTHCHECK_SECONDS, Supervisor, malloc_environ
+    from lancelot_cli.server.transports.workers import ACCEPT_BATCH, HEALTHCHECK_SECONDS, Supervisor, malloc_environ
 
     # asyncio's loop, whose accept batch is the backlog: see server.workers
     options.update(backlog=ACCEPT_BATCH, loop="asyncio", timeout_worker_healthcheck=HEALTHCHECK_SECONDS)

@@ -35,7 +35,7 @@ from socket import socket
 from uvicorn.config import STARTUP_FAILURE, Config
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
-from lancelot_cli.server.memory import SETTINGS
+from lancelot_cli.server.process.memory import SETTINGS
 
 BACKLOG = 2048  # the listen queue (uvicorn's default)
 ACCEPT_BATCH = 1  # connections a worker accepts per turn of its event loop

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from lancelot_cli.server.logs import configure_logging
+from lancelot_cli.server.transports.logs import configure_logging
 from lancelot_cli.settings import Settings
 
 __all__ = ["configure_logging", "run_stdio", "serve_session"]
@@ -36,11 +36,11 @@ NOT_INITIALIZED = (
 
 
 def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
-    from lancelot_cli.server.memory import log_tuning
+    from lancelot_cli.server.process.memory import log_tuning
     from lancelot_cli.startup import start_server
 
     tuned = start_server()  # first: while this is the only thread (see server.memory)
-    from lancelot_cli.server import collector
+    from lancelot_cli.server.process import collector
 
     collector.pause()  # already paused when `lancelot serve` loaded (cli/app.py); here for any other caller
     collector.deadline()  # the collector is back by then even if the server is never called
@@ -68,14 +68,14 @@ async def _serve(lowlevel: Any) -> None:
 
 async def serve_session(run: Callable[[Any, Any], Awaitable[None]], stdin: Any = None, stdout: Any = None) -> None:
     """One MCP session over newline-delimited JSON-RPC: the SDK's stdio transport (on the process's
-    stdin and stdout, or on the given text streams: a Unix socket's, see server/unix.py) with bad
+    stdin and stdout, or on the given text streams: a Unix socket's, see server/transports/unix.py) with bad
     lines answered instead of dropped; ``run(read, write)`` serves the session's messages.
 
     At the end of input the session ends only once every request read before it has been answered
     (or ``DRAIN_SECONDS`` have passed): the SDK ends a session when its input closes, cancelling
     the calls still running, so a client that writes its requests and closes stdin lost them."""
     if stdin is None:  # the process's stdin: read a line at a time, at most MAX_LINE bytes each
-        from lancelot_cli.server.stdin_lines import BoundedLines, claimed_stdin
+        from lancelot_cli.server.transports.stdin_lines import BoundedLines, claimed_stdin
 
         with claimed_stdin() as binary:
             await _session(run, BoundedLines(binary) if binary is not None else None, stdout)
@@ -214,7 +214,7 @@ def _too_long_reply(request_id: Any) -> Any:
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    from lancelot_cli.server.stdin_lines import MAX_LINE
+    from lancelot_cli.server.transports.stdin_lines import MAX_LINE
 
     message = f"Invalid Request: a message is at most {MAX_LINE // (1024 * 1024)} MB over stdio; this one was not read"
     return SessionMessage(
@@ -231,7 +231,7 @@ def _without_lone_surrogates(exc: Exception) -> Any:
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    from lancelot_cli.server.surrogates import replace_lone
+    from lancelot_cli.server.transports.surrogates import replace_lone
 
     try:
         errors = list(exc.errors())  # type: ignore[attr-defined]

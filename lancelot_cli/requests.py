@@ -1,7 +1,7 @@
 """One definition per read request: its fields, defaults, bounds and wire names, said once.
 
 Each operation (search, query, document, status, list) is a frozen dataclass here. The CLI builds
-one from its options; the background client sends ``arguments()`` (cli/answer.py, cli/background.py);
+one from its options; the background client sends ``arguments()`` (cli/answer.py, background/client.py);
 the MCP tools publish a schema made from its fields and build it back with ``from_arguments``
 (server/tools.py); ``ask`` runs it on an engine, in-process or in the server, and ``reply_from_wire``
 reads the tool's whole reply back into the model the CLI draws. A field's wire name is its Python

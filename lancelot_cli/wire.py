@@ -229,7 +229,7 @@ _CONVERTERS: dict[type, Any] = {
 }
 
 
-# -- back from the wire: what the CLI renders when the background server answered (cli/background.py) --
+# -- back from the wire: what the CLI renders when the background server answered (background/client.py) --
 
 
 def wire_name(name: str) -> str:

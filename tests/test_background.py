@@ -1,4 +1,4 @@
-"""The background server (cli/background.py, server/transports/unix.py): real `lancelot` processes, a real
+"""The background server (background/, server/transports/unix.py): real `lancelot` processes, a real
 `lancelot serve --socket` they start, real LanceDB folders in tmp; plus the whole-reply request over
 the SDK's in-memory client.
 
@@ -29,7 +29,9 @@ from unittest import mock
 import pytest
 from mcp import Client
 
-from lancelot_cli.cli import background
+from lancelot_cli.background import client as background_client
+from lancelot_cli.background import daemon
+from lancelot_cli.background.client import PROTOCOL_VERSION, WHOLE_REPLY
 from lancelot_cli.server.app import build_server
 from lancelot_cli.settings import load
 from tests.conftest import _LEAKY, REPO, hash_tree, lancelot_command
@@ -140,7 +142,7 @@ class Setup:
     def socket_for(self, db: Path) -> Path:
         """Where the server for ``db`` (with this setup's environment) listens."""
         with mock.patch.dict(os.environ, self.env, clear=True):  # the folder and fingerprint read os.environ
-            path = background.socket_path(load(flags={"LANCEDB_PATH": str(db)}))
+            path = daemon.socket_path(load(flags={"LANCEDB_PATH": str(db)}))
         assert path is not None and path.startswith(str(self.folder))
         return Path(path)
 
@@ -255,7 +257,7 @@ def test_an_answered_search_imports_no_heavy_library(shared: Setup, sample_db: P
     run = shared.lancelot("search", "refund policy", "--db", str(sample_db))
     assert run.code == 0 and run.answered
     assert _among(run.modules, HEAVY) == []
-    assert "lancelot_cli.cli.background" in run.modules  # the probe did ask the server
+    assert "lancelot_cli.background.client" in run.modules  # the probe did ask the server
 
 
 @LINUX
@@ -474,7 +476,7 @@ def test_one_server_answers_for_every_database(setup: Setup, sample_db: Path, tm
         settings = [load(flags={"LANCEDB_PATH": str(db)}) for db in dbs]
         words = ["refund policy", "warranty", "zephyrquartz", "shipping times", "returns", "manual"]
         for n in range(100):
-            reply = background.call(settings[n % 3], "lancedb_search", {"query": words[n % len(words)]})
+            reply = background_client.call(settings[n % 3], "lancedb_search", {"query": words[n % len(words)]})
             assert reply is not None and "hits" in reply
     assert setup.pids() == [pid]
     assert _rss_mib(pid) < MAX_RSS_MIB
@@ -674,28 +676,28 @@ def test_warm_zero_starts_nothing(setup: Setup, sample_db: Path) -> None:
 def test_the_clients_protocol_version_is_one_the_sdk_handshakes() -> None:
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-    assert background.PROTOCOL_VERSION in HANDSHAKE_PROTOCOL_VERSIONS
+    assert PROTOCOL_VERSION in HANDSHAKE_PROTOCOL_VERSIONS
 
 
 def test_the_settings_fingerprint_follows_what_changes_an_answer(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     base = load(flags={"LANCEDB_PATH": str(tmp_path)})
-    same = background.fingerprint(base)
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
+    same = daemon.fingerprint(base)
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
     monkeypatch.setenv("LANCEDB_TABLE", "other")
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
     monkeypatch.delenv("LANCEDB_TABLE")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-another")
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) != same
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("TERM", "something-else")  # says nothing about an answer
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same
     monkeypatch.chdir(tmp_path)
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same  # absolute: any folder
-    relative = background.fingerprint(load(flags={"LANCEDB_PATH": "db"}))
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": str(tmp_path)})) == same  # absolute: any folder
+    relative = daemon.fingerprint(load(flags={"LANCEDB_PATH": "db"}))
     monkeypatch.chdir(tmp_path.parent)
-    assert background.fingerprint(load(flags={"LANCEDB_PATH": "db"})) != relative
+    assert daemon.fingerprint(load(flags={"LANCEDB_PATH": "db"})) != relative
 
 
 @pytest.mark.anyio
@@ -715,7 +717,7 @@ async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sa
     cases = [(str(r.tool), r.arguments(), r.ask(engine), r.reply_from_wire) for r in asked]
     async with Client(build_server(settings)) as client:
         for tool, arguments, local, from_wire in cases:
-            whole = await client.call_tool(tool, arguments, meta=background.WHOLE_REPLY)
+            whole = await client.call_tool(tool, arguments, meta=WHOLE_REPLY)
             assert not whole.is_error
             assert json.dumps(whole.structured_content, ensure_ascii=False, separators=(",", ":")) == to_json(local)
             assert to_wire(from_wire(whole.structured_content)) == whole.structured_content
@@ -724,14 +726,14 @@ async def test_a_whole_reply_is_the_json_form_and_agents_get_theirs_unchanged(sa
                 assert agent.structured_content is None and agent.content[0].text == local.context
             elif tool == "lancedb_status":
                 assert "usage" in agent.structured_content and "usage" not in whole.structured_content
-        failed = await client.call_tool("lancedb_search", {"query": "x", "table": "nope"}, meta=background.WHOLE_REPLY)
+        failed = await client.call_tool("lancedb_search", {"query": "x", "table": "nope"}, meta=WHOLE_REPLY)
         plain = await client.call_tool("lancedb_search", {"query": "x", "table": "nope"})
     assert failed.is_error and plain.is_error
     assert failed.content[0].text == plain.content[0].text  # the agent's wording, both times
     kind = failed.meta["lancelot/error"]
     assert kind["kind"] == "TableNotFoundError" and "not found" in kind["message"]
     assert plain.meta is None or "lancelot/error" not in plain.meta
-    error = background._error(kind)
+    error = background_client._error(kind)
     assert type(error).__name__ == "TableNotFoundError" and error.exit_code == 1 and str(error) == kind["message"]
 
 
@@ -748,7 +750,7 @@ async def test_only_the_socket_server_answers_for_another_database(sample_db: Pa
     from lancelot_cli.indexer import index_folder
 
     index_folder(tmp_path / "own", str(tmp_path / "other"))
-    meta = {**background.WHOLE_REPLY, DATABASE_KEY: str(tmp_path / "other")}
+    meta = {**WHOLE_REPLY, DATABASE_KEY: str(tmp_path / "other")}
     async with Client(build_server(settings)) as client:
         own = await client.call_tool("lancedb_search", {"query": "zephyrquartz"}, meta=meta)
     assert own.structured_content["count"] == 0  # the sample database's answer
@@ -775,7 +777,7 @@ def test_init_stops_every_background_server(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     for name in ("s1.sock", "s2.sock", "s1.log", "announced"):
         (runtime / "lancelot" / name).write_text("")
-    assert background.stop_all() == 2
+    assert daemon.stop_all() == 2
     assert sorted(os.listdir(runtime / "lancelot")) == ["announced", "s1.log"]
 
 
@@ -819,7 +821,11 @@ def _stuck_server(path: str, seen: list[str]) -> socket.socket:
             conn, _ = listener.accept()
             lines = conn.makefile("rb")
             init = json.loads(lines.readline())
-            result = {"protocolVersion": background.PROTOCOL_VERSION, "capabilities": {}, "serverInfo": {"name": "x"}}
+            result = {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "serverInfo": {"name": "x"},
+            }
             conn.sendall(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode() + b"\n")
             for line in lines:  # notifications/initialized, tools/call: read, never answered
                 seen.append(json.loads(line)["method"])
@@ -839,9 +845,9 @@ def test_a_server_stuck_mid_request_is_not_waited_for_ever(
     runtime = Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))
     try:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-        monkeypatch.setattr(background, "REPLY_TIMEOUT", 0.5)
+        monkeypatch.setattr(background_client, "REPLY_TIMEOUT", 0.5)
         settings = load(environ={**os.environ, "LANCEDB_PATH": str(sample_db), "LANCELOT_WARM": "2"})
-        path = background.socket_path(settings)
+        path = daemon.socket_path(settings)
         assert path is not None
         (runtime / "lancelot").mkdir(mode=0o700)
         seen: list[str] = []

@@ -118,7 +118,7 @@ async def test_query_per_document_in_the_tool(one_long_document: Path) -> None:
 
 
 def test_the_background_client_sends_what_the_request_holds(one_long_document: Path) -> None:
-    """What cli/background.py sends is ``arguments()``: set fields only, by wire name; the reply
+    """What background/client.py sends is ``arguments()``: set fields only, by wire name; the reply
     it gets back reads into the model the engine returns in-process."""
     from lancelot_cli.engine import Engine
 

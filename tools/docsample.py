@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lancelot_cli.cli.background import initialize_request
+from lancelot_cli.background.client import initialize_request
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "lancelot_cli"

@@ -39,12 +39,12 @@ def answer(
     from_wire: Callable[[dict[str, Any]], T],
 ) -> tuple[T, str]:
     """The reply model ``render`` draws and its ``--json`` text: from the background server when one
-    answers (``tool`` with the non-None ``arguments``; cli/background.py), else from the engine
+    answers (``tool`` with the non-None ``arguments``; background/client.py), else from the engine
     in-process (``local``). The same model, the same JSON and the same errors either way."""
     if settings.warm_minutes > 0:
-        from lancelot_cli.cli import background
+        from lancelot_cli.background import client
 
-        whole = ask(lambda: background.call(settings, tool, {k: v for k, v in arguments.items() if v is not None}))
+        whole = ask(lambda: client.call(settings, tool, {k: v for k, v in arguments.items() if v is not None}))
         if whole is not None:
             return from_wire(whole), json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
     from lancelot_cli.engine import Engine

@@ -42,11 +42,11 @@ def main() -> None:
 
         commands._PROCESS_EXIT = True
         code = commands.run()
-    background = sys.modules.get("lancelot_cli.cli.background")  # loaded by a read command, LANCELOT_WARM on
-    if background is not None and code in (0, None):  # a failed command (a mistyped --db) starts none
+    daemon = sys.modules.get("lancelot_cli.background.daemon")  # loaded by a read command, LANCELOT_WARM on
+    if daemon is not None and code in (0, None):  # a failed command (a mistyped --db) starts none
         try:
             _flush_output()  # whoever reads our output need not wait for the start
-            background.start_pending()  # after the output: the next read command finds a server
+            daemon.start_pending()  # after the output: the next read command finds a server
         except KeyboardInterrupt:
             _exit_now(130)
     _exit_now(code)

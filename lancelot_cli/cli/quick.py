@@ -3,7 +3,7 @@ server without Typer (issue 49).
 
 A command line of one of these commands, with options written the plain way (``--limit 5``,
 ``--limit=5``, ``-n 5``), is read here with the standard library, built into its request
-(lancelot_cli/requests.py) and sent to the background server (cli/background.py); its reply is
+(lancelot_cli/requests.py) and sent to the background server (background/client.py); its reply is
 drawn by the same code the command uses, so the output is the same byte for byte. Typer, click,
 pydantic and the ten command modules are never imported, and rich only by the drawing (a terminal
 table, or the stderr notes the commands write with it).
@@ -188,10 +188,10 @@ def run(argv: Sequence[str]) -> Any:
     from lancelot_cli.errors import LancelotError
 
     try:
-        from lancelot_cli.cli import background
+        from lancelot_cli.background import client
         from lancelot_cli.cli.answer import ask
 
-        whole = ask(lambda: background.call(settings, str(request.tool), request.arguments()))
+        whole = ask(lambda: client.call(settings, str(request.tool), request.arguments()))
         if whole is None:
             return NOT_TAKEN  # no server, or it did not answer: in-process, as always
         reply = request.reply_from_wire(whole)
@@ -373,9 +373,10 @@ def _draw_status(settings: Settings, given: Mapping[str, Any], reply: Any, text:
     if given.get("json_out"):
         echo(text)
     else:
-        from lancelot_cli.cli import background, render
+        from lancelot_cli.background.daemon import status_line
+        from lancelot_cli.cli import render
 
-        render.status_reply(reply, settings, background.status_line(settings))
+        render.status_reply(reply, settings, status_line(settings))
     if not reply.connection.ok:
         raise _Exit(1)
 

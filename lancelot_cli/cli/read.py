@@ -4,7 +4,7 @@ JSON (`wire`).
 `search` has a module of its own (cli/search.py), re-exported here with its terminal limit. `render`
 (rich) and the engine (lancedb) are imported inside the commands: `--help` needs neither. The read
 commands (not `version`) are answered by the background server when one runs (cli/answer.py,
-cli/background.py), else by the engine in-process.
+background/client.py), else by the engine in-process.
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ def status(
     if json_out:
         typer.echo(text)
     else:
+        from lancelot_cli.background.daemon import status_line
         from lancelot_cli.cli import render
-        from lancelot_cli.cli.background import status_line
 
         render.status_reply(reply, settings, status_line(settings))
     if not reply.connection.ok:

@@ -102,7 +102,7 @@ def _new_vectors(emb: Embeddings, tables: tuple[TableStatus, ...], source: str |
 
 def status_reply(reply: Status, settings: Settings, background: str | None = None) -> None:
     """Database, a table of its tables, vector search, the background server (``background``: one
-    line, cli/background.py) and the settings with where each came from."""
+    line, background/daemon.py) and the settings with where each came from."""
     out = stdout()
     conn = reply.connection
     store = f" ({conn.store})" if conn.store not in (None, "local") else ""

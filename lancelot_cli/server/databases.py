@@ -1,7 +1,7 @@
 """The engines of a server that answers for any database: the CLI's background server (server/transports/unix.py).
 
 A tools/call whose `_meta` holds ``{"lancelot/db": URI}`` is answered over the database at URI
-with the server's other settings (cli/background.py sends it on every call; its socket is named by
+with the server's other settings (background/client.py sends it on every call; its socket is named by
 every setting but the database, so those are the caller's own). Only `serve --socket` honours the
 key: a stdio or HTTP server answers for its own database whatever a client sends.
 

@@ -37,7 +37,7 @@ from lancelot_cli.wire import to_json, to_wire, wire_name
 T = TypeVar("T")
 
 
-# The CLI's read commands (cli/background.py) ask for the engine's whole reply: a tools/call whose
+# The CLI's read commands (background/client.py) ask for the engine's whole reply: a tools/call whose
 # `_meta` holds {"lancelot/reply": "whole"} gets the reply's `--json` form as structuredContent
 # (lancedb_query and lancedb_document too, whose reply to an agent is the context text alone) and,
 # for an engine error, its kind and hint in the result's `_meta`, so the CLI words it as in-process.

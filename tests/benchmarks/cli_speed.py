@@ -1,7 +1,7 @@
 """CLI speed benchmark: wall time of `lancelot --help`, `lancelot <cmd> --help` and shell completion,
 next to `python -c "import typer"` measured in the same run (target: at most 1.5x); and a whole
 `lancelot search "refund policy"` on the indexed sample (target: at most 0.3 s and 2.5x `import typer`):
-answered by the background server (`LANCELOT_WARM`, cli/background.py; one already running, started by a
+answered by the background server (`LANCELOT_WARM`, background/; one already running, started by a
 search before the timed rounds, in a private XDG_RUNTIME_DIR), and in-process (`LANCELOT_WARM=0`)
 with and without the lancedb import deferral (`LANCELOT_NO_FAST_IMPORT=1`, issue 13), next to a bare
 `import lancedb` both ways. Every other command runs with `LANCELOT_WARM=0`.
@@ -108,11 +108,11 @@ def background_socket(sample: Path, env: dict[str, str]) -> str:
     """Where the background server for the sample database listens with ``env``."""
     from unittest import mock
 
-    from lancelot_cli.cli import background
+    from lancelot_cli.background import daemon
     from lancelot_cli.settings import load
 
     with mock.patch.dict(os.environ, env, clear=True):  # its folder and fingerprint read os.environ
-        path = background.socket_path(load(flags={"LANCEDB_PATH": str(sample)}))
+        path = daemon.socket_path(load(flags={"LANCEDB_PATH": str(sample)}))
     if path is None:
         raise SystemExit("no background server on this system (POSIX only, LANCELOT_WARM above 0)")
     return path
@@ -134,7 +134,7 @@ def searches_served(path: str) -> int:
     """How many lancedb_search calls the background server has answered (its `lancelot://stats`)."""
     import socket
 
-    from lancelot_cli.cli.background import initialize_request
+    from lancelot_cli.background.client import initialize_request
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)

@@ -308,9 +308,9 @@ class Wizard(KeyQuestions, EmbeddingQuestions, TokenQuestions):
                 say(f"warning: {problem}")
         self._apply_http_token()
         path = settings_module.write_stored(self.config_dir, plan.stored)
-        from lancelot_cli.cli import background
+        from lancelot_cli.background import daemon
 
-        background.stop_all()  # a background server keeps the key and settings it started with
+        daemon.stop_all()  # a background server keeps the key and settings it started with
         say(f"Settings saved to {path}.")
         if key_note:
             say(key_note)

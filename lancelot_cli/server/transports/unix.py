@@ -1,13 +1,13 @@
 """`lancelot serve --socket PATH`: the read-only MCP server on a Unix socket, one session per connection.
 
-This is what the CLI's read commands talk to (cli/background.py), and any local MCP client may too:
+This is what the CLI's read commands talk to (background/client.py), and any local MCP client may too:
 newline-delimited JSON-RPC, exactly as over stdio (the SDK's stdio transport, given the connection's
 streams, through the same bad-line handling as `serve`). Sessions run side by side over one engine
 and one lifespan, so lancedb, open tables and a local model stay loaded between commands.
 
 A call may name the database it is about (server/databases.py): one server answers for every
 database its user asks about with the settings it was started with. The socket file is made with
-mode 0600 (the folder it is in is the caller's business: the CLI's is 0700, see cli/background.py).
+mode 0600 (the folder it is in is the caller's business: the CLI's is 0700, see background/daemon.py).
 Beside it, ``PATH.lock`` holds this process's id, then the databases it has open, one a line, under
 an exclusive lock: a second server for the same path exits at once. The server exits, removing its socket file,
 after ``idle_minutes`` without a connection, when its socket file is removed or replaced (the next

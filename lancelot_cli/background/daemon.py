@@ -1,65 +1,17 @@
-"""The background server: the CLI's read commands answered by a `lancelot serve --socket` kept running.
-
-A CLI process spends most of its second in ``import lancedb``. With ``LANCELOT_WARM`` above 0 (minutes,
-default 10) `search`, `query`, `show` and `status` send an MCP ``tools/call`` to a background
-`lancelot serve --socket PATH --idle MINUTES` (server/transports/unix.py) and render the tool's reply; the
-request's `_meta` asks for the engine's whole reply (server/app.py ``WHOLE_REPLY_KEY``), which is the
-command's ``--json`` form, so output is the same as in-process. When no server answers, the command
-runs in-process as always and ``start_pending`` (called once the output is written) starts one for
-the next command, saying so on stderr the first time. Anything wrong on the way (no server, a
-refused or unreadable reply, an argument the tool rejects, no reply in ``REPLY_TIMEOUT``) runs the
-call in-process instead: never a worse answer than without it. This module is standard library
-only: no SDK, no pydantic, no lancedb.
-
-One server for every database, at most one alive. The server answers for whichever database a call
-names (``DATABASE_KEY`` in the call's `_meta`; server/databases.py keeps three open); its socket is
-named by a fingerprint of the version, the Python, every other setting's value, the variables that
-choose a key or object-store credentials, and the working folder when the database path is relative.
-A call names its database as location.py parses it (``~`` expanded by the command, a relative path
-made absolute in the command's folder), never as typed: the server's home and folder may differ. The
-server keeps the environment and folder it was started with; a command whose fingerprint differs
-starts its own and the others are told to exit (their sockets removed), so no server answers with
-another environment's settings or key and at most one holds memory. A command that failed starts
-none (app.py ``main``): a mistyped `--db` would otherwise leave a server behind. Its files live in a
-folder only this user may enter: 0700, owned by us, not a link (``$XDG_RUNTIME_DIR/lancelot``, else
-``<temp dir>/lancelot-<uid>``); otherwise nothing is started. POSIX only.
-
-Why one server for every database rather than one per database with at most one alive (issue 39):
-100 searches alternating between three databases (the sample, the FastAPI docs: 1,396 chunks, and
-these docs: 219) on a shared 2-core machine left, one server per database (before): 3 servers,
-584 MiB, 0.16 s a search; one alive serving one database: 1 server of 207 MiB (30 searches), but each
-search after a switch ran in-process and started a server (0.82 s median with three in a row per
-database, 1.26 s alternating each time, 4 processes for a moment); one for every database: 1
-server of 218 MiB, 0.17 s a search after a switch, 0.29 s the first time a database is opened.
-"""
+"""Where the background server lives and how it is started and stopped: its per-user folder and
+socket (named by a fingerprint of the settings), starting it detached once a command's output is
+written, telling servers to exit, and what `lancelot status` says of it (the package doc says why)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
-import socket
 import stat
 import sys
-from collections.abc import Iterator, Mapping
-from typing import Any
 
-from lancelot_cli import errors
-from lancelot_cli.requests import DATABASE_KEY, ERROR_KEY, WHOLE_REPLY
 from lancelot_cli.settings import FIELDS, OTHER_ENVIRONMENT, Settings
 
-PROTOCOL_VERSION = "2025-11-25"  # the newest MCP revision with the initialize handshake (tests check the SDK has it)
-CONNECT_TIMEOUT = 0.05  # a live server accepts at once (AF_UNIX)
-HANDSHAKE_TIMEOUT = 2.0  # no `initialize` answer by then: stuck, run in-process
-# No reply to the call by then: stuck mid-request (issue 46: `kill -STOP` hung the command for ever),
-# so its socket is removed (it exits once it runs again) and the call runs in-process. Above the
-# slowest answer a working server gives: an embeddings endpoint that times out (30 s) on a retry
-# started at the end of the 30-s retry budget (providers.py), or a large table and a local model
-# opened on a slow machine.
-REPLY_TIMEOUT = 90.0
 MAX_SOCKET_PATH = 100  # AF_UNIX paths: 107 bytes on Linux, 103 on macOS
-MAX_REPLY = 64 << 20
 MAX_LOG = 256 << 10
 ANNOUNCED = "announced"  # a file in the folder: the first start was said (once per folder's life)
 # Variables besides the settings that change which key or credentials an engine finds.
@@ -70,138 +22,6 @@ CREDENTIALS = ("AWS_", "AZURE_", "GOOGLE_", "OPENAI_", "HOME", "XDG_CONFIG_HOME"
 UNFELT = frozenset({"LANCEDB_LOG"})
 
 _pending: tuple[Settings, str] | None = None  # a server to start once the output is written
-
-
-def call(settings: Settings, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The tool's whole reply (the `--json` form) from the background server, None to run in-process.
-    An engine error the server reports is raised here as the LancelotError it was."""
-    path = socket_path(settings)
-    location = settings.database
-    if path is None or location is None:  # no database: in-process says how to name one
-        return None
-    try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError:
-        return None
-    with sock:
-        try:
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(path)
-        except (FileNotFoundError, ConnectionRefusedError):  # none yet, or a stale socket file
-            _want(settings, path)
-            return None
-        except OSError:
-            return None
-        try:
-            result = _exchange(sock, tool, dict(arguments), location.uri)
-        except _NoReply:
-            _retire(path)
-            return None
-        except (OSError, ValueError, EOFError):  # gone, stuck, or an unreadable reply: in-process
-            return None
-    return _reply(result)
-
-
-def initialize_request(request_id: int, client: str, version: str = "1") -> dict[str, Any]:
-    """The ``initialize`` request of a raw JSON-RPC client of `lancelot serve` (this module, the docs'
-    sample session, the benchmarks): the handshake revision the SDK is checked to have."""
-    info = {"name": client, "version": version}
-    params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": info}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
-
-
-def _exchange(sock: socket.socket, tool: str, arguments: dict[str, Any], database: str) -> Any:
-    lines = _lines(sock)
-    sock.settimeout(HANDSHAKE_TIMEOUT)
-    _send(sock, initialize_request(1, "lancelot-cli", _version()))
-    _answer(lines, 1)
-    _send(sock, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    _send(
-        sock,
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments, "_meta": {**WHOLE_REPLY, DATABASE_KEY: database}},
-        },
-    )
-    sock.settimeout(REPLY_TIMEOUT)  # a long search is fine; Ctrl-C ends the wait sooner
-    try:
-        return _answer(lines, 2)
-    except TimeoutError:
-        raise _NoReply from None
-
-
-class _NoReply(Exception):
-    """The server took the call and gave no reply within ``REPLY_TIMEOUT``."""
-
-
-def _retire(path: str) -> None:
-    """A server stuck mid-request: its socket removed, so it exits and the next command starts another."""
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-    sys.stderr.write(
-        f"lancelot: the background server gave no answer in {REPLY_TIMEOUT:g} s; answering here (it was told to exit)\n"
-    )
-    sys.stderr.flush()
-
-
-def _send(sock: socket.socket, message: dict[str, Any]) -> None:
-    sock.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-
-
-def _lines(sock: socket.socket) -> Iterator[bytes]:
-    reader = sock.makefile("rb")
-    while True:
-        line = reader.readline(MAX_REPLY)
-        if not line.endswith(b"\n"):
-            raise EOFError("the server closed the connection")
-        yield line
-
-
-def _answer(lines: Iterator[bytes], request_id: int) -> Any:
-    """The result of request ``request_id`` (notifications in between are skipped)."""
-    for line in lines:
-        message = json.loads(line)
-        if isinstance(message, dict) and message.get("id") == request_id:
-            if "result" not in message:
-                raise ValueError(f"the server refused the request: {message.get('error')}")
-            return message["result"]
-    raise EOFError("no answer")
-
-
-def _reply(result: Any) -> dict[str, Any] | None:
-    if not isinstance(result, dict):
-        return None
-    if result.get("isError"):
-        found = (result.get("_meta") or {}).get(ERROR_KEY)
-        if isinstance(found, dict):
-            raise _error(found)
-        return None  # arguments the tool rejects, or an unexpected failure: in-process says it our way
-    whole = result.get("structuredContent")
-    return whole if isinstance(whole, dict) else None
-
-
-def _error(found: dict[str, Any]) -> errors.LancelotError:
-    kinds = {kind.__name__: kind for kind in _subclasses(errors.LancelotError)}
-    kind = kinds.get(str(found.get("kind")), errors.LancelotError)
-    hint = found.get("hint")
-    return kind(str(found.get("message", "")), hint=hint if isinstance(hint, str) else None)
-
-
-def _subclasses(kind: type[errors.LancelotError]) -> Iterator[type[errors.LancelotError]]:
-    yield kind
-    for sub in kind.__subclasses__():
-        yield from _subclasses(sub)
-
-
-def _version() -> str:
-    from lancelot_cli._version import __version__
-
-    return __version__
-
-
-# -- where the server lives ------------------------------------------------------------------------
 
 
 def supported() -> bool:
@@ -268,7 +88,8 @@ def socket_path(settings: Settings) -> str | None:
     return path
 
 
-def _want(settings: Settings, path: str) -> None:
+def want(settings: Settings, path: str) -> None:
+    """Start a server at ``path`` once the command's output is written (``start_pending``)."""
     global _pending
     _pending = (settings, path)
 
@@ -279,7 +100,7 @@ def pending() -> bool:
 
 
 def start_pending() -> None:
-    """Start the server ``call`` found missing (detached, not waited for); no-op otherwise. Called
+    """Start the server the client found missing (detached, not waited for); no-op otherwise. Called
     once the command's output is written and flushed, before the process ends."""
     global _pending
     if _pending is None:

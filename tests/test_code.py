@@ -241,6 +241,18 @@ def test_a_64_kb_line_and_deep_nesting_are_parsed_in_bounded_work() -> None:
     assert code_chunks(nested * 20, ".py", 1200) is not None
 
 
+def test_a_c_table_under_an_if_is_read_not_a_recursion_error() -> None:
+    """A few hundred numbers in a C initializer under ``#if`` parse as a chain of comma expressions
+    as deep as the table is long (mypyc's base64 tables): the walk raised RecursionError, and the
+    whole `lancelot index` run ended with it."""
+    numbers = ", ".join(f"0x{i:04X}U" for i in range(2000))
+    table = f"const uint16_t table[] = {{\n#if LITTLE\n{numbers}\n#else\n{numbers}\n#endif\n}};\n"
+    text = table + "\nint f(void) { return 0; }\n"
+    chunks = code_chunks(text, ".c", 4800)
+    assert chunks is not None and [c.name for c in chunks if c.name] == ["f"]
+    assert chunks[0].first == 1 and "0x0000U" in chunks[1].text
+
+
 @pytest.mark.parametrize(
     ("path", "role"),
     [

@@ -241,6 +241,18 @@ def test_a_64_kb_line_and_deep_nesting_are_parsed_in_bounded_work() -> None:
     assert code_chunks(nested * 20, ".py", 1200) is not None
 
 
+def test_a_c_table_under_an_if_is_read_not_a_recursion_error() -> None:
+    """A few hundred numbers in a C initializer under ``#if`` parse as a chain of comma expressions
+    as deep as the table is long (mypyc's base64 tables): the walk raised RecursionError, and the
+    whole `lancelot index` run ended with it."""
+    numbers = ", ".join(f"0x{i:04X}U" for i in range(2000))
+    table = f"const uint16_t table[] = {{\n#if LITTLE\n{numbers}\n#else\n{numbers}\n#endif\n}};\n"
+    text = table + "\nint f(void) { return 0; }\n"
+    chunks = code_chunks(text, ".c", 4800)
+    assert chunks is not None and [c.name for c in chunks if c.name] == ["f"]
+    assert chunks[0].first == 1 and "0x0000U" in chunks[1].text
+
+
 @pytest.mark.parametrize(
     ("path", "role"),
     [
@@ -424,3 +436,114 @@ def test_a_code_hit_reads_as_its_whole_definition_with_the_files_line_numbers(tm
     expected = [f"{n:>{width}}  {lines[n - 1]}" if lines[n - 1] else f"{n:>{width}}" for n in range(first, last + 1)]
     assert body.split("\n") == expected
     assert lines[first - 1].startswith("def handler_3(")
+
+
+RUST_WITH_TESTS = """
+/// The invoice total of the lines, tax included.
+pub fn invoice_total(lines: &[Line]) -> u64 {
+    lines.iter().map(|line| line.amount).sum()
+}
+
+#[cfg(any(feature = "std", test))]
+pub fn render_invoice(total: u64) -> String {
+    format!("{total}")
+}
+
+#[cfg(not(test))]
+pub fn send_invoice() {}
+
+#[tokio::test]
+async fn invoice_total_over_the_wire() {}
+
+#[cfg(all(test, feature = "rust-crypto"))]
+fn signed_invoice_fixture() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invoice_total_of_no_lines_is_zero() {
+        // invoice total: the invoice total of no lines
+        assert_eq!(invoice_total(&[]), 0);
+    }
+}
+"""
+
+
+def test_rust_items_compiled_only_for_tests_are_test_chunks() -> None:
+    """``#[cfg(test)] mod tests`` in a module of code, a ``#[tokio::test]`` function and a
+    ``cfg(all(test, ...))`` item are tests; ``cfg(any(..., test))`` and ``cfg(not(test))`` items
+    are in the program too. A cut never joins lines of the program to lines for tests."""
+    text = textwrap.dedent(RUST_WITH_TESTS) + "\n".join(f"fn filler_{n}() {{ let _ = {n}; }}" for n in range(80))
+    chunks = code_chunks(text, ".rs", 1200)
+    assert chunks is not None
+    tested = {c.name: c.test for c in chunks if c.name}
+    assert tested["invoice_total"] is False
+    assert tested["render_invoice"] is False and tested["send_invoice"] is False
+    assert tested["invoice_total_over_the_wire"] is True
+    assert tested["signed_invoice_fixture"] is True
+    assert tested["tests"] is True
+    (module,) = [c for c in chunks if c.name == "tests"]
+    assert module.text.startswith("#[cfg(test)]\nmod tests {")  # the attribute belongs to the module
+    assert {c.test for c in chunks if c.name and c.name.startswith("filler_")} == {False}
+
+
+def test_a_small_file_stays_whole_and_is_a_test_only_when_all_of_it_is() -> None:
+    mixed = code_chunks(textwrap.dedent(RUST_WITH_TESTS), ".rs", 4800)
+    assert mixed is not None and len(mixed) == 1 and mixed[0].test is False
+    only = code_chunks("#[cfg(test)]\nmod tests {\n    #[test]\n    fn works() {}\n}\n", ".rs", 4800)
+    assert only is not None and len(only) == 1 and only[0].test is True
+
+
+def test_python_test_names_in_a_module_of_code_stay_code() -> None:
+    """pytest collects ``test_*`` functions and ``Test*`` classes only from test files: elsewhere
+    they are the program's own (``TestClient``, a ``test_connection`` health check)."""
+    text = "class TestClient:\n    pass\n\n\ndef test_connection(url):\n    return ping(url)\n" * 40
+    chunks = code_chunks(text, ".py", 1200)
+    assert chunks is not None and len(chunks) > 1
+    assert {c.test for c in chunks} == {False}
+
+
+def _rust_crate(tmp_path: Path) -> Path:
+    root = tmp_path / "crate"
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[package]\nname = "billing"\n')
+    filler = "\n".join(f"pub fn ledger_entry_{n}(x: u64) -> u64 {{\n    x + {n}\n}}\n" for n in range(150))
+    (root / "src" / "lib.rs").write_text(textwrap.dedent(RUST_WITH_TESTS) + "\n" + filler)
+    return root
+
+
+def test_a_rust_modules_own_tests_are_kind_test_and_rank_below_its_code(tmp_path: Path) -> None:
+    """The in-file tests repeat the words of the function they exercise; marked `kind: test` they
+    move below it (engine/ranking.py supporting_later), `kind: code` leaves them out and
+    `kind: test` finds them. Before, the whole file was `kind: code`, tests included."""
+    from lancelot_cli.engine import Engine
+    from lancelot_cli.indexer import index_folder
+    from lancelot_cli.settings import load
+
+    root = _rust_crate(tmp_path)
+    db = tmp_path / "db"
+    index_folder(root, str(db))
+    engine = Engine(load({"LANCEDB_PATH": str(db)}))
+    hits = engine.search("invoice total", limit=10).hits
+    titles = [h.title.split(" (")[0] for h in hits]
+    # before: invoice_total_over_the_wire, invoice_total, tests, ... (all `kind: code`)
+    assert titles[:3] == ["invoice_total", "render_invoice", "send_invoice"], titles
+    assert titles.index("tests") > titles.index("invoice_total_over_the_wire") > 2
+    assert {h.metadata["kind"] for h in hits if h.title.startswith("tests ")} == {"test"}
+    coded = engine.search("invoice total", limit=10, filters={"kind": "code"}).hits
+    assert coded and not any(h.title.startswith(("tests ", "invoice_total_over_the_wire")) for h in coded)
+    tests = engine.search("invoice total", limit=10, filters={"kind": "test"}).hits
+    assert {h.title.split(" (")[0] for h in tests} >= {"tests", "invoice_total_over_the_wire"}
+    assert all(h.source == "src/lib.rs" for h in tests)
+
+
+def test_a_chunk_whose_kind_changed_is_rewritten() -> None:
+    """The kind of a chunk that is not its file's is in its hash: a table written before the chunk
+    was marked a test gets the mark when the file is read again, though its text is the same."""
+    from lancelot_cli.indexer.rows import chunk_hash
+
+    title, text = "tests (src/lib.rs:1-9)", "mod tests {}"
+    assert chunk_hash(title, text, "test") != chunk_hash(title, text)
+    assert chunk_hash(title, text, None) == chunk_hash(title, text)

@@ -10,7 +10,13 @@ download at run time). Its definitions become chunks:
   function is cut at the boundaries of its body's statements, never inside one;
 - what lies between definitions (imports, constants, a script's statements) is a module chunk.
 
-Each chunk carries its qualified name (``UsernameReplacementView.post``) and its lines. The name
+Each chunk carries its qualified name (``UsernameReplacementView.post``) and its lines, and whether
+it exists only for tests: a Rust item under ``#[cfg(test)]`` (the in-file ``mod tests``) or marked
+``#[test]``, which the compiler leaves out of the program. Such a chunk is written with ``kind: test``
+(indexer/rows.py), as a whole test file is (``code_role``), so it ranks below the code it exercises
+(engine/ranking.py ``supporting_later``) and ``kind: code`` leaves it out. Python's ``def test_*`` and
+``class Test*`` in a module that is not a test file are not marked: pytest collects them only from
+test files, and elsewhere such names are the program's own (``TestClient``, ``test_connection``). The name
 goes into the chunk's heading with its words split out (``username replacement view post``): the
 full-text index keeps ``UsernameReplacementView`` as one term, so "username replacement view" finds
 the definition, and a query naming a symbol matches the chunk that defines it in the boosted
@@ -122,7 +128,29 @@ CONTAINERS = frozenset(
         "module",
     }
 )
-COMMENTS = frozenset({"comment", "line_comment", "block_comment", "decorator"})
+# What sits right above a definition and belongs to it: comments, decorators, Rust's `#[...]` attributes.
+COMMENTS = frozenset({"comment", "line_comment", "block_comment", "decorator", "attribute_item"})
+# Nodes that hold no definition in any grammar above: not looked inside (a third of the walk's nodes
+# on the benchmark's Go, Rust and Python: imports, strings, Go's literal tables, Rust's macro tokens).
+LEAVES = frozenset(
+    {
+        "import_statement",
+        "import_from_statement",
+        "future_import_statement",
+        "import_declaration",
+        "import_spec_list",
+        "use_declaration",
+        "package_clause",
+        "string",
+        "string_literal",
+        "raw_string_literal",
+        "interpreted_string_literal",
+        "template_string",
+        "token_tree",
+        "literal_value",
+        "preproc_include",
+    }
+)
 _NAME_NODES = frozenset(
     {"identifier", "field_identifier", "type_identifier", "property_identifier", "qualified_identifier", "constant"}
 )
@@ -137,6 +165,7 @@ class Definition:
     last: int
     members: tuple[Definition, ...] = ()
     body: tuple[int, ...] = ()  # the lines its body's statements start on: where a long one may be cut
+    test: bool = False  # compiled only for tests (``#[cfg(test)] mod tests``, ``#[test] fn``), or inside such
 
 
 @dataclass(frozen=True)
@@ -148,6 +177,7 @@ class CodeChunk:
     last: int
     text: str
     defines: tuple[str, ...] = ()  # a whole small file: the names of its definitions
+    test: bool = False  # lines that exist only for tests (``Definition.test``): written as ``kind: test``
 
 
 def has_grammar(suffix: str) -> bool:
@@ -175,28 +205,39 @@ def definitions(text: str, suffix: str) -> list[Definition] | None:
         return None
     source = text.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)
-    return list(_definitions(tree.root_node, ()))
+    return list(_definitions(tree.root_node, (), False, 0))
 
 
-def _definitions(node: Any, scope: tuple[str, ...]) -> Iterator[Definition]:
-    """The definitions among ``node``'s descendants, not looking inside a function's body."""
+# How deep the walk looks for definitions: no real one sits deeper, and a C table of a few hundred
+# numbers under an `#if` parses as a chain of comma expressions as deep as it is long (mypyc's
+# base64 tables: a RecursionError ended the whole `lancelot index` run).
+MAX_DEPTH = 100
+
+
+def _definitions(node: Any, scope: tuple[str, ...], test: bool, depth: int) -> Iterator[Definition]:
+    """The definitions among ``node``'s descendants, not looking inside a function's body; ``test``:
+    ``node`` exists only for tests, and so does everything in it."""
+    if depth > MAX_DEPTH:
+        return
     for child in node.named_children:
         found = _definition(child)
         if found is None:
-            if child.type not in COMMENTS and child.named_child_count:
-                yield from _definitions(child, scope)  # a block, an `if`, a declaration list: look inside
+            if child.named_child_count and child.type not in COMMENTS and child.type not in LEAVES:
+                yield from _definitions(child, scope, test, depth + 1)  # a block, an `if`, a list: look inside
             continue
         outer, inner, name = found
         qualified = (*scope, name) if name else scope
+        only_for_tests = test or _only_for_tests(outer)
         members: tuple[Definition, ...] = ()
         if inner.type in CONTAINERS:
-            members = tuple(_definitions(inner, qualified))
+            members = tuple(_definitions(inner, qualified, only_for_tests, depth + 1))
         yield Definition(
             ".".join(qualified) or "(anonymous)",
             _first_line(outer),
             outer.end_point[0] + 1,
             members,
             tuple(_statement_lines(inner)),
+            only_for_tests,
         )
 
 
@@ -258,6 +299,65 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
+# Rust attributes that make a function a test (`#[test]`, `#[tokio::test]`, `#[rstest]`...): the last
+# part of the attribute's path.
+TEST_ATTRIBUTES = frozenset({"test", "rstest", "test_case", "wasm_bindgen_test"})
+
+
+def _only_for_tests(node: Any) -> bool:
+    """Whether a definition's attributes (Rust's ``#[...]`` right above it) make it exist only for
+    tests: ``#[cfg(test)]`` (or ``cfg(all(test, ...))``) or a test attribute (``TEST_ATTRIBUTES``).
+    ``cfg(any(feature = "std", test))`` and ``cfg(not(test))`` are compiled into the program too."""
+    sibling = node.prev_named_sibling
+    while sibling is not None and sibling.type in COMMENTS:
+        attribute = next((c for c in sibling.named_children if c.type == "attribute"), None)
+        if sibling.type == "attribute_item" and attribute is not None and attribute.named_child_count:
+            path = _text(attribute.named_children[0]).rsplit("::", 1)[-1]
+            arguments = attribute.child_by_field_name("arguments")
+            if path in TEST_ATTRIBUTES:
+                return True
+            if path == "cfg" and arguments is not None and any(_cfg_test_only(p) for p in _cfg_predicates(arguments)):
+                return True
+        sibling = sibling.prev_named_sibling
+    return False
+
+
+# A cfg predicate: its name and, for all(...) / any(...) / not(...), the predicates inside
+# (None for an option: `test`, `unix`, `feature = "std"`).
+_Predicate = tuple[str, list[Any] | None]
+
+
+def _cfg_predicates(tree: Any) -> list[_Predicate]:
+    """The comma-separated predicates of a cfg attribute's token tree: ``(all(test, unix), windows)``."""
+    predicates: list[_Predicate] = []
+    name, inner, valued = "", None, False
+    for child in tree.children[1:-1]:  # between the brackets
+        if child.type == ",":
+            predicates.append(("=" if valued else name, inner))
+            name, inner, valued = "", None, False
+        elif child.type == "identifier" and not name:
+            name = _text(child)
+        elif child.type == "token_tree":
+            inner = _cfg_predicates(child)
+        elif child.type == "=":
+            valued = True  # `feature = "std"`: an option with a value, never `test`
+    if name or valued:
+        predicates.append(("=" if valued else name, inner))
+    return predicates
+
+
+def _cfg_test_only(predicate: _Predicate) -> bool:
+    """Whether a cfg predicate holds only when compiling tests."""
+    name, inner = predicate
+    if inner is None:
+        return name == "test"
+    if name == "all":
+        return any(_cfg_test_only(p) for p in inner)
+    if name == "any":
+        return bool(inner) and all(_cfg_test_only(p) for p in inner)
+    return False  # not(...), or a predicate this does not know
+
+
 def _first_line(node: Any) -> int:
     """The line a definition starts on, with the comments and decorators right above it."""
     first = node.start_point[0]
@@ -285,7 +385,8 @@ def code_chunks(text: str, suffix: str, max_chars: int) -> list[CodeChunk] | Non
     if len(text) <= max_chars:
         names = tuple(_all_names(found))
         name = found[0].name if len(found) == 1 else None
-        return [_with_name_words(CodeChunk(name, 1, len(_lines(text)), text, names))] if text.strip() else []
+        test = bool(found) and all(definition.test for definition in found)  # a file of tests alone
+        return [_with_name_words(CodeChunk(name, 1, len(_lines(text)), text, names, test))] if text.strip() else []
     if not found:
         return None
     cutter = _Cutter(_lines(text), max_chars)
@@ -294,7 +395,7 @@ def code_chunks(text: str, suffix: str, max_chars: int) -> list[CodeChunk] | Non
 
 def _with_name_words(chunk: CodeChunk) -> CodeChunk:
     """``chunk`` with its text followed by the words of its compound names (lancelot_cli/codewords.py)."""
-    return CodeChunk(chunk.name, chunk.first, chunk.last, with_name_words(chunk.text), chunk.defines)
+    return CodeChunk(chunk.name, chunk.first, chunk.last, with_name_words(chunk.text), chunk.defines, chunk.test)
 
 
 # Module-level lines shorter than this (a `T = TypeVar("T")`, a constant, an `__all__`) join the chunk
@@ -325,28 +426,36 @@ class _Cutter:
         return "\n".join(self.lines[first - 1 : last])
 
     def file(self, found: list[Definition]) -> Iterator[CodeChunk]:
-        yield from self.between(None, 1, len(self.lines), found)
+        yield from self.between(None, 1, len(self.lines), found, False)
 
     def between(
-        self, name: str | None, first: int, last: int, inside: list[Definition] | tuple[Definition, ...]
+        self,
+        name: str | None,
+        first: int,
+        last: int,
+        inside: list[Definition] | tuple[Definition, ...],
+        test: bool,
     ) -> Iterator[CodeChunk]:
         """The lines ``first``-``last``: each definition in ``inside`` its own chunks, the lines
-        between them chunks named ``name`` (the enclosing definition, or None: the module)."""
+        between them chunks named ``name`` (the enclosing definition, or None: the module), for
+        tests only when ``test`` (the enclosing definition is)."""
         cursor = first
         for definition in inside:
             if definition.first > cursor:
-                yield from self.plain(name, cursor, definition.first - 1)
+                yield from self.plain(name, cursor, definition.first - 1, test)
             yield from self.definition(definition)
             cursor = max(cursor, definition.last + 1)
         if cursor <= last:
-            yield from self.plain(name, cursor, last)
+            yield from self.plain(name, cursor, last, test)
 
     def definition(self, definition: Definition) -> Iterator[CodeChunk]:
         text = self.text(definition.first, definition.last)
         if len(text) <= self.max_chars:
-            yield CodeChunk(definition.name, definition.first, definition.last, text)
+            yield CodeChunk(definition.name, definition.first, definition.last, text, test=definition.test)
         elif definition.members:
-            yield from self.between(definition.name, definition.first, definition.last, definition.members)
+            yield from self.between(
+                definition.name, definition.first, definition.last, definition.members, definition.test
+            )
         else:
             yield from self.statements(definition)
 
@@ -360,14 +469,15 @@ class _Cutter:
         for start, end in zip(starts, [*(c - 1 for c in cuts), definition.last], strict=True):
             part = len(self.text(start, end)) + 1
             if size and size + part > self.max_chars:
-                yield from self.plain(definition.name, piece_first, start - 1)
+                yield from self.plain(definition.name, piece_first, start - 1, definition.test)
                 piece_first, size = start, 0
             size += part
-        yield from self.plain(definition.name, piece_first, definition.last)
+        yield from self.plain(definition.name, piece_first, definition.last, definition.test)
 
     def merge_small(self, chunks: list[CodeChunk]) -> list[CodeChunk]:
         """``chunks`` with each module-level one under ``SMALL`` characters joined to the next chunk
-        (the last one to the chunk before it), the blank lines between them included."""
+        (the last one to the chunk before it), the blank lines between them included; never a chunk
+        of the program to one for tests (the joined chunk would be all one kind)."""
         merged: list[CodeChunk] = []
         carry: CodeChunk | None = None
         for chunk in chunks:
@@ -392,13 +502,15 @@ class _Cutter:
 
     def joined(self, before: CodeChunk, after: CodeChunk, name: str | None) -> CodeChunk | None:
         """One chunk of ``before`` through ``after`` when only blank lines lie between and it fits."""
+        if before.test != after.test:
+            return None
         between = self.lines[before.last : after.first - 1]
         text = self.text(before.first, after.last)
         if any(line.strip() for line in between) or len(text) >= self.max_chars:
             return None
-        return CodeChunk(name, before.first, after.last, text)
+        return CodeChunk(name, before.first, after.last, text, test=before.test)
 
-    def plain(self, name: str | None, first: int, last: int) -> Iterator[CodeChunk]:
+    def plain(self, name: str | None, first: int, last: int, test: bool) -> Iterator[CodeChunk]:
         """Lines with no definition to cut at: one chunk, or windows of at most ``max_chars``."""
         from lancelot_cli.indexer.chunking import line_windows
 
@@ -410,10 +522,10 @@ class _Cutter:
         if not text.strip():
             return
         if len(text) <= self.max_chars:
-            yield CodeChunk(name, first, last, text)
+            yield CodeChunk(name, first, last, text, test=test)
             return
         for start, end, window in line_windows(text, max_chars=self.max_chars):
-            yield CodeChunk(name, first + start - 1, first + end - 1, window)
+            yield CodeChunk(name, first + start - 1, first + end - 1, window, test=test)
 
 
 def name_words(name: str) -> str:
@@ -423,6 +535,12 @@ def name_words(name: str) -> str:
     for part in name.replace(".", " ").replace("_", " ").replace("::", " ").split():
         words.extend(camel_words(part))
     return " ".join(word.lower() for word in words if word)
+
+
+def chunk_kind(file_kind: str, chunk: CodeChunk) -> str:
+    """A chunk's ``kind`` column: "test" for lines that exist only for tests, else its file's
+    (``code_role``): the in-file ``#[cfg(test)] mod tests`` of a Rust module is a test."""
+    return "test" if chunk.test else file_kind
 
 
 TEST_FOLDERS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"})

@@ -18,6 +18,7 @@ from lancelot_cli.storage.schema import (
     HASH,
     HEADING,
     ID,
+    KIND,
     LINE_END,
     LINE_START,
     PAGE,
@@ -26,12 +27,15 @@ from lancelot_cli.storage.schema import (
     TITLE,
 )
 
-# (title, text, heading path, first line, last line, page) of one chunk
-Piece = tuple[str, str, str | None, int | None, int | None, int | None]
+# (title, text, heading path, first line, last line, page, kind) of one chunk; kind None: its document's
+Piece = tuple[str, str, str | None, int | None, int | None, int | None, str | None]
 
 
-def chunk_hash(title: str, text: str) -> str:
-    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:16]
+def chunk_hash(title: str, text: str, kind: str | None = None) -> str:
+    """A chunk's content hash; a chunk whose ``kind`` is not its document's (a Rust file's tests) has
+    it in the hash too, so the row is rewritten when only its kind changed."""
+    marked = f"{text}\x00{kind}" if kind else text
+    return hashlib.sha256(f"{title}\x00{marked}".encode()).hexdigest()[:16]
 
 
 # A document's language is read off its first chunks (as the table's languages are: languages.py).
@@ -65,17 +69,18 @@ def rows_for(
     """The table rows of one document: ``{id, path, title, chunk, text, hash}``, where the chunk sits
     (``heading`` path; ``line_start``/``line_end`` in the file, except for HTML and paged documents;
     ``page`` for a PDF page, a slide or a chapter), its file's state,
-    and its front matter."""
+    and its front matter. A code chunk may have a ``kind`` of its own (indexer/code.py ``chunk_kind``)."""
     file_size, file_mtime = stat
     return [
         {
             **doc.meta,
+            **({KIND: kind} if kind else {}),
             ID: f"{doc.path}#{n}",
             PATH: doc.path,
             TITLE: title,
             CHUNK: n,
             TEXT: text,
-            HASH: chunk_hash(title, text),
+            HASH: chunk_hash(title, text, kind),
             FILE_SIZE: file_size,
             FILE_MTIME: file_mtime,
             FILE_HASH: doc.digest or None,
@@ -84,7 +89,7 @@ def rows_for(
             LINE_END: last,
             PAGE: page,
         }
-        for n, (title, text, heading, first, last, page) in enumerate(_pieces(doc, size))
+        for n, (title, text, heading, first, last, page, kind) in enumerate(_pieces(doc, size))
     ]
 
 
@@ -95,7 +100,7 @@ def _pieces(doc: Document, size: int) -> list[Piece]:
         chunks = [(text, page) for page, part in doc.parts for text in chunk_text(part, size)]
         texts = [text for text, _ in chunks]
         return [
-            (doc.title, text, heading, None, None, page)
+            (doc.title, text, heading, None, None, page, None)
             for (text, page), heading in zip(chunks, heading_paths(texts, doc.title), strict=True)
         ]
     texts = chunk_text(doc.text, size)
@@ -104,27 +109,31 @@ def _pieces(doc: Document, size: int) -> list[Piece]:
     lines = chunk_lines(doc.text, texts) if doc.kind in ("markdown", "text", "rst", "asciidoc") else [None] * len(texts)
     skip = doc.first_line - 1
     return [
-        (doc.title, text, heading, *((span[0] + skip, span[1] + skip) if span else (None, None)), None)
+        (doc.title, text, heading, *((span[0] + skip, span[1] + skip) if span else (None, None)), None, None)
         for text, heading, span in zip(texts, heading_paths(texts, doc.title), lines, strict=True)
     ]
 
 
 def _code_pieces(doc: Document, max_chars: int) -> list[Piece]:
     """A source file's chunks: one per definition where its language is parsed here (indexer/code.py),
-    titled with the qualified name and lines; else windows of lines."""
-    from lancelot_cli.indexer.code import code_chunks
+    titled with the qualified name and lines, those that exist only for tests of kind "test" in a
+    file of code; else windows of lines."""
+    from lancelot_cli.indexer.code import chunk_kind, code_chunks
 
     chunks = code_chunks(doc.text, suffix_of(doc.path), max_chars)
     if chunks is None:
         return [
-            (f"{doc.path}:{first}-{last}", text, None, first, last, None)
+            (f"{doc.path}:{first}-{last}", text, None, first, last, None, None)
             for first, last, text in line_windows(doc.text, max_chars=max_chars)
         ]
     pieces: list[Piece] = []
+    file_kind = str(doc.meta.get(KIND) or "code")
     for chunk in chunks:
         where = f"{doc.path}:{chunk.first}-{chunk.last}"
         title = f"{chunk.name} ({where})" if chunk.name else where
-        pieces.append((title, chunk.text, _code_heading(chunk.name, chunk.defines), chunk.first, chunk.last, None))
+        kind = chunk_kind(file_kind, chunk)
+        heading = _code_heading(chunk.name, chunk.defines)
+        pieces.append((title, chunk.text, heading, chunk.first, chunk.last, None, None if kind == file_kind else kind))
     return pieces
 
 

@@ -19,16 +19,22 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from lancelot_cli import models as m
-from lancelot_cli.wire_rules import Rule, rule, wire_key, wire_name
+from lancelot_cli.wire_rules import PLAIN, Rule, rule, wire_key, wire_name
 
-__all__ = ["from_wire", "json_safe", "to_json", "to_wire", "wire_name"]
+__all__ = ["compact", "from_wire", "json_safe", "to_json", "to_wire", "wire_name"]
 
 T = TypeVar("T")
 
 
 def to_json(data: Any) -> str:
-    """Compact JSON, UTF-8 kept as is (fewer tokens for an agent, still valid for `jq`)."""
-    return json.dumps(to_wire(data), ensure_ascii=False, separators=(",", ":"))
+    """A model (or a dict/list of them) as its reply's JSON text."""
+    return compact(to_wire(data))
+
+
+def compact(data: Any) -> str:
+    """Wire data as JSON text: compact, UTF-8 kept as is (fewer tokens for an agent, still valid for
+    `jq`); also how the CLI prints a reply the background server sent (already wire data)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def to_wire(value: Any) -> Any:
@@ -64,6 +70,9 @@ def _model(value: Any) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for name, key, how in _plan(type(value)):
         item = getattr(value, name)
+        if how is PLAIN:  # most fields: no rule to apply
+            data[key] = _value(item)
+            continue
         if (how.omit == "none" and item is None) or (how.omit == "empty" and not item):
             continue
         data[key] = m.echo(item) if how.echo else _value(item)
@@ -75,15 +84,23 @@ def _model(value: Any) -> dict[str, Any]:
 def _value(item: Any) -> Any:
     """A field's value as JSON: a model as its object, a tuple as a list, a mapping (read from a
     table: dates, bytes) JSON-safe, anything else as it is."""
-    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+    kind = type(item)
+    if kind in _SCALARS:  # most values: checked first, a reply has thousands
+        return item
+    if kind in _PLANS:
         return _model(item)
-    if isinstance(item, (tuple, list)):
+    if kind is tuple or kind is list:
         return [_value(v) for v in item]
     if isinstance(item, Mapping):
         return json_safe(dict(item))
+    if isinstance(item, (tuple, list)):
+        return [_value(v) for v in item]
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return _model(item)
     return item
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLANS: dict[type, tuple[tuple[str, str, Rule], ...]] = {}
 
 

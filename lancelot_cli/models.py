@@ -79,9 +79,11 @@ class Hit:
     metadata: Mapping[str, Any]  # the row's other non-empty columns, as read (sent JSON-safe)
     text: str = field(default="", repr=False, metadata=sent(hidden=True))
     # hybrid: place in each fused ranking ("bm25", "vector")
-    ranks: Mapping[str, int] | None = field(default=None, metadata=sent(omit="none"))
+    # (ranks, found_by and a search's folders are not in the search tool's outputSchema: tools/list is read in
+    # every session, and the schema allows extra properties)
+    ranks: Mapping[str, int] | None = field(default=None, metadata=sent(omit="none", published=False))
     # several phrasings: which found it (0 the query, n its n-th other)
-    found_by: tuple[int, ...] | None = field(default=None, metadata=sent(omit="none"))
+    found_by: tuple[int, ...] | None = field(default=None, metadata=sent(omit="none", published=False))
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class SearchResult:
     # hits, but none reaches ``strength.MATCH_FLOOR`` (engine/strength.py); sent only when true: a token per hit saved
     no_good_match: bool = field(default=False, kw_only=True, metadata=sent(omit="empty"))
     # what the hits' folders hold (.lancelotdescribe), if described
-    folders: Mapping[str, str] | None = field(default=None, kw_only=True, metadata=sent(omit="empty"))
+    folders: Mapping[str, str] | None = field(default=None, kw_only=True, metadata=sent(omit="empty", published=False))
     count: int = field(init=False)  # len(hits)
     hits: tuple[Hit, ...]
 

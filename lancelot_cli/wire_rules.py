@@ -3,7 +3,8 @@
 A model in models.py is its reply's shape: ``wire.to_wire`` sends its fields in their order, each by
 ``wire_name`` of its Python name (``search_type`` -> ``searchType``). A field whose wire form breaks
 that says so with ``field(metadata=sent(...))``: another name, left out when None or when empty, echoed
-capped, never sent, or the reply's last key when set. ``wire.from_wire`` reads the same rules back.
+capped, never sent, or the reply's last key when set. ``wire.from_wire`` reads the same rules back,
+and ``wire_schema`` makes a tool's output schema from them.
 So a new reply field is a field in models.py and the code that fills it; the codec is not touched.
 
 Standard library only: models.py imports it, and the warm CLI path imports models.py.
@@ -27,16 +28,23 @@ class Rule:
     echo: bool = False  # sent as ``models.echo`` of it: what the caller sent, capped
     hidden: bool = False  # never sent (a hit's whole text, kept for packing)
     last: bool = False  # when sent, the fields after it are not (an unreadable table: its name and error)
+    published: bool = True  # False: sent, but left out of a tool's outputSchema (wire_schema.py)
 
 
 PLAIN = Rule()
 
 
 def sent(
-    name: str | None = None, *, omit: Omit | None = None, echo: bool = False, hidden: bool = False, last: bool = False
+    name: str | None = None,
+    *,
+    omit: Omit | None = None,
+    echo: bool = False,
+    hidden: bool = False,
+    last: bool = False,
+    published: bool = True,
 ) -> dict[str, Rule]:
     """A field's wire rule, as ``dataclasses.field(metadata=...)`` takes it."""
-    return {KEY: Rule(name, omit, echo, hidden, last)}
+    return {KEY: Rule(name, omit, echo, hidden, last, published)}
 
 
 def rule(f: dataclasses.Field[Any]) -> Rule:

@@ -176,3 +176,34 @@ def test_every_wire_name_is_camel_case_and_unique_per_model() -> None:
         keys = [wire_key(f) for f in dataclasses.fields(model) if not rule(f).hidden]
         assert len(set(keys)) == len(keys), model
         assert all(re.fullmatch(r"[a-z]+(?:[A-Z][a-z0-9]*)*", k) for k in keys), (model, keys)
+
+
+# The search tool's outputSchema as tools/list publishes it, made by the hand-written TypedDict
+# (server/schemas.py SearchReply) before it was derived: the derived one must publish these bytes.
+PUBLISHED_SEARCH_SCHEMA = (
+    '{"properties": {"query": {"type": "string"}, "table": {"type": "string"}, "searchType": {"type": "string"}, '
+    '"ranking": {"type": "string"}, "note": {"type": "string"}, "noGoodMatch": {"type": "boolean"}, '
+    '"count": {"type": "integer"}, "hits": {"items": {"properties": {"id": {"type": "string"}, '
+    '"score": {"type": "number"}, "matched": {"type": "number"}, "strength": {"type": "number"}, '
+    '"title": {"type": "string"}, "source": {"type": "string"}, "snippet": {"type": "string"}, '
+    '"metadata": {"type": "object"}}, "required": ["id", "score", "matched", "title", "source", "snippet", '
+    '"metadata"], "type": "object"}, "type": "array"}}, "required": ["query", "table", "searchType", "ranking", '
+    '"count", "hits"], "type": "object"}'
+)
+
+
+def test_the_search_tools_output_schema_is_derived_from_its_model() -> None:
+    from mcp.server.mcpserver.utilities.func_metadata import StrictJsonSchema
+    from pydantic import TypeAdapter
+
+    from lancelot_cli.server.schemas import SearchReply, inline_defs, slim
+    from lancelot_cli.wire_schema import published
+
+    def as_listed(typed: Any) -> str:  # as server/app.py publishes the SDK's schema
+        return json.dumps(slim(inline_defs(TypeAdapter(typed).json_schema(schema_generator=StrictJsonSchema))))
+
+    assert as_listed(published(m.SearchResult)) == PUBLISHED_SEARCH_SCHEMA
+    assert as_listed(SearchReply) == PUBLISHED_SEARCH_SCHEMA  # until server/schemas.py uses the derived one
+    # a real reply passes the derived schema's validation (the SDK checks structuredContent with it)
+    _, reply = next(cases())
+    TypeAdapter(published(m.SearchResult)).validate_python(to_wire(reply))

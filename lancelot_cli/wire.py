@@ -89,12 +89,10 @@ def _value(item: Any) -> Any:
         return item
     if kind in _PLANS:
         return _model(item)
-    if kind is tuple or kind is list:
+    if isinstance(item, (tuple, list)):
         return [_value(v) for v in item]
     if isinstance(item, Mapping):
         return json_safe(dict(item))
-    if isinstance(item, (tuple, list)):
-        return [_value(v) for v in item]
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         return _model(item)
     return item

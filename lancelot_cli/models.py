@@ -1,7 +1,10 @@
 """The values that cross layers: what the engine returns, what `wire` turns into JSON and `render` draws.
 
-Frozen dataclasses, standard library only. Field names are Python's; the camelCase names agents
-see are `wire`'s business. Optional parts are None when absent (the JSON then leaves them out).
+Frozen dataclasses, standard library only. Each reply model is its JSON's shape: `wire` sends its
+fields in their order by camelCase name; a field whose wire form breaks that rule says how in its
+metadata (``sent(...)``, wire_rules.py): left out when None or empty, another name, never sent. So
+field order here is key order on the wire (the golden replies pin it); a field computed from the
+others (a count) is an ``init=False`` field set in ``__post_init__``, sent where it stands.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
+
+from lancelot_cli.wire_rules import sent
 
 # The choices, each named once: the engine, the server's tool schemas and the CLI's options use these.
 SearchType = Literal["auto", "text", "vector", "hybrid"]  # what a caller may ask for
@@ -66,46 +71,53 @@ class Hit:
     id: str
     score: float
     matched: float  # share of the query's words the text contains
+    # share of the query's terms held (engine/strength.py); None: not computed
+    strength: float | None = field(default=None, kw_only=True, metadata=sent(omit="none"))
     title: str
     source: str
     snippet: str
-    metadata: Mapping[str, Any]  # the row's other non-empty columns, as read
-    text: str = field(default="", repr=False)
-    ranks: Mapping[str, int] | None = None  # hybrid: place in each fused ranking ("bm25", "vector")
-    strength: float | None = None  # share of the query's terms held (engine/strength.py); None: not computed
-    found_by: tuple[int, ...] | None = None  # several phrasings: which found it (0 the query, n its n-th other)
+    metadata: Mapping[str, Any]  # the row's other non-empty columns, as read (sent JSON-safe)
+    text: str = field(default="", repr=False, metadata=sent(hidden=True))
+    # hybrid: place in each fused ranking ("bm25", "vector")
+    # (ranks, found_by and a search's folders are not in the search tool's outputSchema: tools/list is read in
+    # every session, and the schema allows extra properties)
+    ranks: Mapping[str, int] | None = field(default=None, metadata=sent(omit="none", published=False))
+    # several phrasings: which found it (0 the query, n its n-th other)
+    found_by: tuple[int, ...] | None = field(default=None, metadata=sent(omit="none", published=False))
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    query: str
+    query: str = field(metadata=sent(echo=True))
     table: str
     search_type: SearchKind  # the search that ran (it may differ from the one asked for: see note)
     ranking: Ranking
+    note: str | None = field(default=None, kw_only=True, metadata=sent(omit="none"))
+    # hits, but none reaches ``strength.MATCH_FLOOR`` (engine/strength.py); sent only when true: a token per hit saved
+    no_good_match: bool = field(default=False, kw_only=True, metadata=sent(omit="empty"))
+    # what the hits' folders hold (.lancelotdescribe), if described
+    folders: Mapping[str, str] | None = field(default=None, kw_only=True, metadata=sent(omit="empty", published=False))
+    count: int = field(init=False)  # len(hits)
     hits: tuple[Hit, ...]
-    note: str | None = None
-    no_good_match: bool = False  # hits, but none reaches ``strength.MATCH_FLOOR`` (engine/strength.py)
-    folders: Mapping[str, str] | None = None  # what the hits' folders hold (.lancelotdescribe), if described
 
-    @property
-    def count(self) -> int:
-        return len(self.hits)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", len(self.hits))
 
 
 @dataclass(frozen=True)
 class ContextBlock:
     """Markdown for a question (or an overview of the collection), at most ``budget`` characters."""
 
-    question: str
+    question: str = field(metadata=sent(echo=True))
     table: str
     mode: ContextMode
     search_type: SearchKind | Overview
     ranking: Ranking | Overview
+    note: str | None = field(default=None, kw_only=True, metadata=sent(omit="none"))
     budget: int
     included: int
     left_out: int
     context: str
-    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,15 +143,19 @@ class DocumentEntry:
 
     source: str
     chunks: int
-    size: int | None
+    size: int | None = field(metadata=sent(omit="none"))
     title: str
 
 
 @dataclass(frozen=True)
 class DocumentList:
     table: str
-    path_prefix: str | None
+    path_prefix: str | None = field(metadata=sent(omit="none"))
+    count: int = field(init=False)  # len(documents)
     documents: tuple[DocumentEntry, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", len(self.documents))
 
 
 @dataclass(frozen=True)
@@ -164,28 +180,34 @@ class TableStatus:
     """One table's facts; an unreadable table has only ``name`` and ``error``."""
 
     name: str
-    error: str | None = None
+    error: str | None = field(default=None, metadata=sent(omit="none", last=True))
+    # what a search of it does, one line (engine/readiness.py)
+    search: str | None = field(default=None, metadata=sent(omit="none"))
     rows: int = 0
+    # what its documents are written in, most first (indexer/languages.py)
+    languages: tuple[str, ...] = field(default=(), metadata=sent(omit="empty"))
     version: int = 0
     updated_at: str | None = None
-    fts_columns: tuple[str, ...] = field(default=(), metadata={"wire": "fullTextColumns"})
+    full_text_index: bool = field(init=False)  # bool(fts_columns)
+    fts_columns: tuple[str, ...] = field(default=(), metadata=sent("fullTextColumns"))
     vectors: tuple[VectorStatus, ...] = ()
-    embedding_model: str | None = None
-    indexed_at: str | None = None
+    embedding_model: str | None = field(default=None, metadata=sent(omit="none"))
+    indexed_at: str | None = field(default=None, metadata=sent(omit="none"))
     # {"indexed", "unindexed"} when there is an index
-    fts_coverage: Mapping[str, int] | None = field(default=None, metadata={"wire": "fullTextCoverage"})
-    columns: tuple[str, ...] | None = None  # verbose only
-    search: str | None = None  # what a search of it does, one line (engine/readiness.py)
-    languages: tuple[str, ...] = ()  # what its documents are written in, most first (indexer/languages.py)
+    fts_coverage: Mapping[str, int] | None = field(default=None, metadata=sent("fullTextCoverage", omit="none"))
+    columns: tuple[str, ...] | None = field(default=None, metadata=sent(omit="none"))  # verbose only
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "full_text_index", bool(self.fts_columns))
 
 
 @dataclass(frozen=True)
 class Connection:
     path: str | None  # shown without secrets
     ok: bool
-    store: str | None = None  # "local", "s3"...; None without a database
-    consistency_seconds: float | None = None
-    error: str | None = None
+    store: str | None = field(default=None, metadata=sent(omit="none"))  # "local", "s3"...; None without a database
+    consistency_seconds: float | None = field(default=None, metadata=sent(omit="none"))
+    error: str | None = field(default=None, metadata=sent(omit="none"))
 
 
 @dataclass(frozen=True)
@@ -215,12 +237,22 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Features:
+    """What this build can do; the last three are true of every build, said for clients that check."""
+
+    transports: tuple[str, ...]
+    search_types: tuple[SearchType, ...] = SEARCH_TYPES
+    text_rankings: tuple[TextRanking, ...] = field(default=TEXT_RANKINGS, metadata=sent("textRanking"))
+    vector_search: bool = field(default=True, init=False)
+    hybrid: bool = field(default=True, init=False)
+    read_only: bool = field(default=True, init=False)
+
+
+@dataclass(frozen=True)
 class Version:
     name: str
     version: str
     mcp_protocol_version: str | None
-    transports: tuple[str, ...]
     # every revision a client may speak, newest first (server.protocol.supported_versions)
     mcp_protocol_versions: tuple[str, ...] = ()
-    search_types: tuple[SearchType, ...] = SEARCH_TYPES
-    text_rankings: tuple[TextRanking, ...] = TEXT_RANKINGS
+    features: Features = field(kw_only=True)

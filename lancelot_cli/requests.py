@@ -5,7 +5,7 @@ one from its options; the background client sends ``arguments()`` (cli/answer.py
 the MCP tools publish a schema made from its fields and build it back with ``from_arguments``
 (server/tools.py); ``ask`` runs it on an engine, in-process or in the server, and ``reply_from_wire``
 reads the tool's whole reply back into the model the CLI draws. A field's wire name is its Python
-name in camelCase (``wire_name``), its ``Param`` says what the tool publishes. A new option is a
+name in camelCase (``wire_rules.wire_name``), its ``Param`` says what the tool publishes. A new option is a
 field here, its use in the engine, and the CLI option (and a test).
 
 Standard library only, and nothing heavy at import: the warm CLI path imports this module.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from lancelot_cli.limits import MAX_LIMIT, MAX_PHRASINGS, MIN_BUDGET
 from lancelot_cli.models import SearchType
-from lancelot_cli.wire import wire_name
+from lancelot_cli.wire_rules import wire_key
 
 if TYPE_CHECKING:
     from lancelot_cli import models
@@ -82,13 +82,13 @@ class Request(Generic[R]):
 
     def arguments(self) -> dict[str, Any]:
         """The tool's arguments: the fields that are set, by wire name."""
-        found = ((wire_name(f.name), getattr(self, f.name)) for f in dataclasses.fields(self))
+        found = ((wire_key(f), getattr(self, f.name)) for f in dataclasses.fields(self))
         return {name: value for name, value in found if value is not None}
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> typing.Self:
         """The request from a tool's arguments (by wire name; a missing one keeps its default)."""
-        names = {f.name: wire_name(f.name) for f in dataclasses.fields(cls)}
+        names = {f.name: wire_key(f) for f in dataclasses.fields(cls)}
         return cls(**{name: arguments[wire] for name, wire in names.items() if wire in arguments})
 
     def ask(self, engine: Engine) -> R:

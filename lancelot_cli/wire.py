@@ -1,8 +1,9 @@
 """One JSON form for replies, shared by the MCP tools and `--json`, so both print the same bytes.
 
-``to_wire`` turns a model into the camelCase dict agents read (key order is part of the contract:
-the golden test pins it); ``to_json`` prints it compactly. A query or question is echoed capped
-(``models.echo``): the agent sent it and need not pay for it twice.
+``to_wire`` turns a model into the camelCase dict agents read, derived from the model (models.py):
+its fields in order (key order is part of the contract: the golden test pins it), each by the one
+naming rule unless its metadata says otherwise (wire_rules.py); ``to_json`` prints it compactly.
+``from_wire`` reads such a dict back by the same rules.
 """
 
 from __future__ import annotations
@@ -18,20 +19,28 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from lancelot_cli import models as m
+from lancelot_cli.wire_rules import PLAIN, Rule, rule, wire_key, wire_name
+
+__all__ = ["compact", "from_wire", "json_safe", "to_json", "to_wire", "wire_name"]
 
 T = TypeVar("T")
 
 
 def to_json(data: Any) -> str:
-    """Compact JSON, UTF-8 kept as is (fewer tokens for an agent, still valid for `jq`)."""
-    return json.dumps(to_wire(data), ensure_ascii=False, separators=(",", ":"))
+    """A model (or a dict/list of them) as its reply's JSON text."""
+    return compact(to_wire(data))
+
+
+def compact(data: Any) -> str:
+    """Wire data as JSON text: compact, UTF-8 kept as is (fewer tokens for an agent, still valid for
+    `jq`); also how the CLI prints a reply the background server sent (already wire data)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def to_wire(value: Any) -> Any:
     """A model (or a dict/list of them) as JSON-safe data; anything else as it is."""
-    convert = _CONVERTERS.get(type(value))
-    if convert is not None:
-        return convert(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _model(value)
     if isinstance(value, dict):
         return {k: to_wire(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -56,198 +65,69 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def _with(data: dict[str, Any], **optional: Any) -> dict[str, Any]:
-    return {**data, **{k: v for k, v in optional.items() if v is not None}}
+def _model(value: Any) -> dict[str, Any]:
+    """A model as its JSON object: its fields in order, each by its wire rule (wire_rules.py)."""
+    data: dict[str, Any] = {}
+    for name, key, how in _plan(type(value)):
+        item = getattr(value, name)
+        if how is PLAIN:  # most fields: no rule to apply
+            data[key] = _value(item)
+            continue
+        if (how.omit == "none" and item is None) or (how.omit == "empty" and not item):
+            continue
+        data[key] = m.echo(item) if how.echo else _value(item)
+        if how.last:
+            break
+    return data
 
 
-def _hit(hit: m.Hit) -> dict[str, Any]:
-    data = {
-        "id": hit.id,
-        "score": hit.score,
-        "matched": hit.matched,
-        **({"strength": hit.strength} if hit.strength is not None else {}),
-        "title": hit.title,
-        "source": hit.source,
-        "snippet": hit.snippet,
-        "metadata": {k: json_safe(v) for k, v in hit.metadata.items()},
-    }
-    return _with(
-        data,
-        ranks=dict(hit.ranks) if hit.ranks is not None else None,
-        foundBy=list(hit.found_by) if hit.found_by is not None else None,
-    )
+def _value(item: Any) -> Any:
+    """A field's value as JSON: a model as its object, a tuple as a list, a mapping (read from a
+    table: dates, bytes) JSON-safe, anything else as it is."""
+    kind = type(item)
+    if kind in _SCALARS:  # most values: checked first, a reply has thousands
+        return item
+    if kind in _PLANS:
+        return _model(item)
+    if isinstance(item, (tuple, list)):
+        return [_value(v) for v in item]
+    if isinstance(item, Mapping):
+        return json_safe(dict(item))
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return _model(item)
+    return item
 
 
-def _search(result: m.SearchResult) -> dict[str, Any]:
-    data = _with(
-        {
-            "query": m.echo(result.query),
-            "table": result.table,
-            "searchType": result.search_type,
-            "ranking": result.ranking,
-        },
-        note=result.note,
-        noGoodMatch=True if result.no_good_match else None,  # sent only when true: a token per hit saved
-        folders=dict(result.folders) if result.folders else None,
-    )
-    return {**data, "count": result.count, "hits": [_hit(h) for h in result.hits]}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLANS: dict[type, tuple[tuple[str, str, Rule], ...]] = {}
 
 
-def _context(block: m.ContextBlock) -> dict[str, Any]:
-    data = _with(
-        {
-            "question": m.echo(block.question),
-            "table": block.table,
-            "mode": block.mode,
-            "searchType": block.search_type,
-            "ranking": block.ranking,
-        },
-        note=block.note,
-    )
-    return {
-        **data,
-        "budget": block.budget,
-        "included": block.included,
-        "leftOut": block.left_out,
-        "context": block.context,
-    }
-
-
-def _document(doc: m.Document) -> dict[str, Any]:
-    return {
-        "source": doc.source,
-        "title": doc.title,
-        "table": doc.table,
-        "chunks": doc.chunks,
-        "first": doc.first,
-        "last": doc.last,
-        "included": doc.included,
-        "cut": doc.cut,
-        "budget": doc.budget,
-        "context": doc.context,
-    }
-
-
-def _listing(listing: m.DocumentList) -> dict[str, Any]:
-    return {
-        **_with({"table": listing.table}, pathPrefix=listing.path_prefix),
-        "count": len(listing.documents),
-        "documents": [
-            _with({"source": d.source, "chunks": d.chunks}, size=d.size) | {"title": d.title} for d in listing.documents
-        ],
-    }
-
-
-def _agent(agent: m.AgentDocument) -> dict[str, Any]:
-    return {"name": agent.name, "title": agent.title, "source": agent.source}
-
-
-def _table(entry: m.TableStatus) -> dict[str, Any]:
-    if entry.error is not None:
-        return {"name": entry.name, "error": entry.error}
-    data = {
-        "name": entry.name,
-        **_with({}, search=entry.search),
-        "rows": entry.rows,
-        **({"languages": list(entry.languages)} if entry.languages else {}),
-        "version": entry.version,
-        "updatedAt": entry.updated_at,
-        "fullTextIndex": bool(entry.fts_columns),
-        "fullTextColumns": list(entry.fts_columns),
-        "vectors": [
-            {"column": v.column, "dimension": v.dimension, "model": v.model, "missing": v.missing}
-            for v in entry.vectors
-        ],
-    }
-    return _with(
-        data,
-        embeddingModel=entry.embedding_model,
-        indexedAt=entry.indexed_at,
-        fullTextCoverage=dict(entry.fts_coverage) if entry.fts_coverage is not None else None,
-        columns=list(entry.columns) if entry.columns is not None else None,
-    )
-
-
-def _connection(conn: m.Connection) -> dict[str, Any]:
-    return _with(
-        {"path": conn.path, "ok": conn.ok},
-        store=conn.store,
-        consistencySeconds=conn.consistency_seconds,
-        error=conn.error,
-    )
-
-
-def _status(status: m.Status) -> dict[str, Any]:
-    emb, d = status.embeddings, status.defaults
-    return {
-        "connection": _connection(status.connection),
-        "tables": [_table(t) for t in status.tables],
-        "embeddings": {
-            "available": emb.available,
-            "keySource": emb.key_source,
-            "model": emb.model,
-            "dimensions": emb.dimensions,
-            "baseUrl": emb.base_url,
-        },
-        "defaults": {
-            "table": d.table,
-            "textColumn": d.text_column,
-            "vectorColumn": d.vector_column,
-            "limit": d.limit,
-            "contextBudget": d.context_budget,
-        },
-    }
-
-
-def _version(version: m.Version) -> dict[str, Any]:
-    return {
-        "name": version.name,
-        "version": version.version,
-        "mcpProtocolVersion": version.mcp_protocol_version,
-        "mcpProtocolVersions": list(version.mcp_protocol_versions),
-        "features": {
-            "transports": list(version.transports),
-            "searchTypes": list(version.search_types),
-            "textRanking": list(version.text_rankings),
-            "vectorSearch": True,
-            "hybrid": True,
-            "readOnly": True,
-        },
-    }
-
-
-_CONVERTERS: dict[type, Any] = {
-    m.Hit: _hit,
-    m.SearchResult: _search,
-    m.ContextBlock: _context,
-    m.Document: _document,
-    m.AgentDocument: _agent,
-    m.DocumentList: _listing,
-    m.TableStatus: _table,
-    m.Status: _status,
-    m.Version: _version,
-}
+def _plan(model: type) -> tuple[tuple[str, str, Rule], ...]:
+    """A model's sent fields, each with its wire name and rule (read once per model)."""
+    found = _PLANS.get(model)
+    if found is None:
+        fields = dataclasses.fields(model)
+        found = _PLANS[model] = tuple((f.name, wire_key(f), rule(f)) for f in fields if not rule(f).hidden)
+    return found
 
 
 # -- back from the wire: what the CLI renders when the background server answered (background/client.py) --
 
 
-def wire_name(name: str) -> str:
-    """The one rule from a Python name to its wire name (``per_document`` -> ``perDocument``); a
-    model field whose wire name is another says so in its metadata (``{"wire": "fullTextColumns"}``)."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
 def from_wire(model: type[T], data: Mapping[str, Any], **given: Any) -> T:
     """A reply's JSON as ``model``, read field by field by wire name (nested models and tuples too);
-    a key the JSON leaves out keeps the field's default; ``given`` fields are taken as they are
+    a key the JSON leaves out keeps the field's default (None when its rule left it out for being
+    None), a computed field (a count) is computed again; ``given`` fields are taken as they are
     (a search's whole query, which its reply echoes capped)."""
     values = dict(given)
     for f, hint in _fields(model):
-        name = f.metadata.get("wire") or wire_name(f.name)
-        if f.name not in values and name in data:
+        name = wire_key(f)
+        if not f.init or f.name in values:
+            continue
+        if name in data:
             values[f.name] = _decoded(hint, data[name])
+        elif rule(f).omit == "none":  # left out because None (a field with no default: a listing's pathPrefix)
+            values[f.name] = None
     return model(**values)
 
 

@@ -7,14 +7,13 @@ The engine (lancedb) and the background client are imported only when a command 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.settings import Settings
-from lancelot_cli.wire import to_json
+from lancelot_cli.wire import compact, to_json
 
 if TYPE_CHECKING:
     from lancelot_cli.engine import Engine
@@ -46,7 +45,7 @@ def answer(
 
         whole = ask(lambda: client.call(settings, tool, {k: v for k, v in arguments.items() if v is not None}))
         if whole is not None:
-            return from_wire(whole), json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+            return from_wire(whole), compact(whole)
     from lancelot_cli.engine import Engine
     from lancelot_cli.local_embed import announced_to
 

@@ -19,7 +19,6 @@ option of the same name (tests/test_quick_path.py).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -194,8 +193,10 @@ def run(argv: Sequence[str]) -> Any:
         whole = ask(lambda: client.call(settings, str(request.tool), request.arguments()))
         if whole is None:
             return NOT_TAKEN  # no server, or it did not answer: in-process, as always
+        from lancelot_cli.wire import compact
+
         reply = request.reply_from_wire(whole)
-        _DRAW[command](settings, given, reply, json.dumps(whole, ensure_ascii=False, separators=(",", ":")))
+        _DRAW[command](settings, given, reply, compact(whole))
     except LancelotError as exc:
         say_error(str(exc))
         return exc.exit_code

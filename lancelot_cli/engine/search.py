@@ -63,7 +63,16 @@ def run(
         by_vector = search_type != "text"
         note = "; ".join(part for part in (note, strength.note(hits, by_vector)) if part)
     folders = described(facts.descriptions, hits)
-    return SearchResult(request.query, tbl.name, search_type, ranking_name, tuple(hits), note, weak, folders or None)
+    return SearchResult(
+        request.query,
+        tbl.name,
+        search_type,
+        ranking_name,
+        note=note,
+        no_good_match=weak,
+        folders=folders or None,
+        hits=tuple(hits),
+    )
 
 
 def _ask(tbl: ReadOnlyTable, request: SearchRequest, text_col: str, limit: int) -> ranking.Ask:
@@ -169,7 +178,16 @@ def _run_phrasings(
     if weak:
         note = "; ".join(part for part in (note, strength.note(hits)) if part)
     folders = described(base.facts.descriptions, hits)
-    return SearchResult(base.query, base.tbl.name, search_type, "rrf", tuple(hits), note, weak, folders or None)
+    return SearchResult(
+        base.query,
+        base.tbl.name,
+        search_type,
+        "rrf",
+        note=note,
+        no_good_match=weak,
+        folders=folders or None,
+        hits=tuple(hits),
+    )
 
 
 # Phrasings are ranked at once: LanceDB does its work outside the GIL, so on 2 cores the searches of a

@@ -16,6 +16,7 @@ from lancelot_cli.models import (
     Connection,
     Defaults,
     Embeddings,
+    Features,
     Status,
     TableStatus,
     VectorStatus,
@@ -128,6 +129,6 @@ def version(
         name="lancelot",
         version=__version__,
         mcp_protocol_version=protocol_version,
-        transports=tuple(transports),
         mcp_protocol_versions=tuple(supported),
+        features=Features(transports=tuple(transports)),
     )

@@ -57,7 +57,11 @@ def watching(docs: Path, short_tmp: Path) -> Iterator[tuple[Watcher, Path]]:
 
 
 def _wait_for_socket(db: Path, watcher: Watcher) -> None:
-    watcher.wait_for(lambda _lines: (db / SOCKET).exists(), 30, "the handoff socket")
+    """Until the watcher listens (it does before its first pass); a watcher that never does is for
+    the tests to find out, each by what it checks."""
+    deadline = time.monotonic() + 10
+    while not (db / SOCKET).exists() and time.monotonic() < deadline and watcher.proc.poll() is None:
+        time.sleep(0.05)
 
 
 def _client(docs: Path, db: Path, config: Path, *extra: str, importtime: bool = True) -> subprocess.Popen[str]:
@@ -131,6 +135,54 @@ def test_a_plain_rerun_is_handed_to_the_watcher_and_prints_the_same_summary(
         report.pop("seconds"), report.pop("textSeconds")
     assert handed_report == own_report
     assert table_rows(db) == folder_rows(docs)
+
+
+# What cli/app.py ``main`` does with cli/quick_index.py once it tries it for `index` command lines
+# (before cli/quick.py and the Typer app): start, the quick path, exit with its code.
+QUICK_MAIN = """
+import os, sys
+from lancelot_cli.startup import start
+start(sys.argv[1:])
+from lancelot_cli.cli import quick_index
+code = quick_index.run(sys.argv[1:])
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(3 if code is quick_index.NOT_TAKEN else code)
+"""
+
+
+@pytest.mark.slow
+def test_the_quick_path_prints_what_the_typer_path_prints(
+    watching: tuple[Watcher, Path], docs: Path, short_tmp: Path
+) -> None:
+    """cli/quick_index.py: the same summary and JSON as the Typer command, without Typer or rich's
+    tables (and without lancedb); a command line it does not take is left to the Typer app."""
+    _watcher, db = watching
+    quick = [sys.executable, "-X", "importtime", "-c", QUICK_MAIN]
+    env = subprocess_env(LANCELOT_CONFIG_DIR=str(short_tmp), COLUMNS="400")
+    outcomes = []
+    for head in (quick, [sys.executable, "-X", "importtime", "-m", "lancelot_cli"]):
+        for extra in ([], ["--json"]):
+            proc = subprocess.Popen(
+                [*head, "index", str(docs), str(db), *extra],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            outcomes.append(_finish(proc))
+    for code, _out, said, imported in outcomes:
+        assert code == 0 and not _run_here_imports(imported), said
+    for _code, _out, _said, imported in outcomes[:2]:
+        assert "typer" not in imported and "click" not in imported
+    assert _without_timing(outcomes[0][2]) == _without_timing(outcomes[2][2])
+    quick_json, typer_json = json.loads(outcomes[1][1]), json.loads(outcomes[3][1])
+    for report in (quick_json, typer_json):
+        report.pop("seconds"), report.pop("textSeconds")
+    assert quick_json == typer_json
+    declined = subprocess.run(
+        [*quick, "index", str(docs), str(db), "--rebuild"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert declined.returncode == 3 and "lancelot" not in declined.stderr.replace("lancelot_cli", "")
 
 
 @pytest.mark.slow
@@ -299,12 +351,46 @@ def test_no_socket_for_a_path_too_long(docs: Path, short_tmp: Path) -> None:
     try:
         watcher.wait_ready(docs)
         (docs / "long.md").write_text("# Long\n\nA database folder with a long path.\n")
+        # its batch first: a run during a batch is refused by the writer lock, as always without a socket
+        watcher.wait_for(lambda _lines: len(watcher.batches()) == 2, 60, "the batch line for long.md")
         code, _out, said, imported = _finish(_client(docs, db, short_tmp))
         assert code == 0, said
         assert _run_here_imports(imported)
         assert not (db / SOCKET).exists()
     finally:
         watcher.close()
+
+
+def test_plain_options_are_the_commands_defaults() -> None:
+    import dataclasses
+
+    from lancelot_cli.cli.handoff import PLAIN
+    from lancelot_cli.cli.index import index
+    from lancelot_cli.indexer.job import Options
+
+    assert dataclasses.asdict(Options()) == PLAIN
+    assert index.__defaults__ is not None and PLAIN["max_file_size"] in index.__defaults__
+
+
+def test_quick_index_takes_plain_command_lines_only() -> None:
+    from lancelot_cli.cli.quick_index import parse
+
+    assert parse(["index", "src"]) == (["src"], None, False)
+    assert parse(["index", "src", "db", "-t", "notes", "--json"]) == (["src", "db"], "notes", True)
+    assert parse(["index", "--table=notes", "src"]) == (["src"], "notes", False)
+    for argv in (
+        ["index"],
+        ["index", "a", "b", "c"],
+        ["index", "src", "--rebuild"],
+        ["index", "src", "--watch"],
+        ["index", "src", "--table", "--json"],
+        ["index", "src", "--help"],
+        ["index", "--", "src"],
+        ["search", "src"],
+        ["--db", "x", "index", "src"],
+        ["index", "src\udcff"],
+    ):
+        assert parse(argv) is None, argv
 
 
 def test_socket_paths() -> None:

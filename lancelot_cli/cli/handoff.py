@@ -31,6 +31,19 @@ from lancelot_cli.index_socket import PROTOCOL, encode, plan, read_message, sock
 from lancelot_cli.settings import Settings
 
 GREETING_TIMEOUT_S = 5.0  # for the watcher's "accepted" or "declined" (it answers at once)
+# The options of a plain `lancelot index SRC` (indexer/job.py ``Options()``, the Typer defaults of
+# cli/index.py; tests/test_index_handoff.py checks both), for cli/quick_index.py.
+PLAIN: dict[str, Any] = {
+    "embed": None,
+    "chunk_size": None,
+    "rebuild": False,
+    "extensions": None,
+    "max_file_size": 5 * 1024 * 1024,
+    "exclude": None,
+    "site_detection": None,
+    "code": None,
+    "replace": False,
+}
 
 
 class _Terminated(KeyboardInterrupt):

@@ -263,6 +263,23 @@ def test_a_watcher_killed_while_the_client_waits_is_one_line(
 
 
 @pytest.mark.slow
+def test_a_watcher_stopped_while_the_client_waits_leaves_it_a_whole_run(
+    watching: tuple[Watcher, Path], docs: Path, short_tmp: Path
+) -> None:
+    """SIGTERM to the watcher: the pass in flight finishes; the client gets that pass's report if it
+    was its pass, else the watcher declines and the client runs by itself. Either way: exit 0."""
+    watcher, db = watching
+    _heavy_change(docs)
+    client = _client(docs, db, short_tmp, importtime=False)
+    time.sleep(1.5)
+    assert watcher.stop(signal.SIGTERM) == 0, watcher.stderr
+    code, _out, said, _imported = _finish(client)
+    assert code == 0, said
+    assert said[0].startswith("Indexed "), said
+    assert table_rows(db) == folder_rows(docs)
+
+
+@pytest.mark.slow
 def test_a_socket_file_nobody_listens_on_is_passed_over(
     watching: tuple[Watcher, Path], docs: Path, short_tmp: Path
 ) -> None:

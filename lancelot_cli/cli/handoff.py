@@ -10,7 +10,8 @@ more than starting the CLI.
 
 ``None`` (the command indexes by itself, as it always did): no socket for the table (an object
 store, a path too long), nobody listening (a socket file a killed watcher left), no answer within
-``GREETING_TIMEOUT_S``, or the watcher declines (another plan, or it is stopping). Once accepted:
+``GREETING_TIMEOUT_S``, or the watcher declines (another plan, or it is stopping, also after it
+accepted the run but before the pass that would serve it started). Once accepted:
 the report; the watcher's error as the command's error (one line, its exit code); a watcher that
 dies before it answers is one line and exit 1. Ctrl-C (SIGTERM) while waiting: one line, exit 130
 (143); the pass the watcher started goes on and commits (its own batch line says so), as a file
@@ -87,7 +88,9 @@ def _greeting(conn: socket.socket, path: str, wanted: dict[str, Any]) -> dict[st
         return None
 
 
-def _outcome(reply: dict[str, Any] | None, pid: int) -> dict[str, Any]:
+def _outcome(reply: dict[str, Any] | None, pid: int) -> dict[str, Any] | None:
+    if reply is not None and "declined" in reply:  # it stopped before it started our pass: run it here
+        return None
     if reply is not None and isinstance(reply.get("report"), dict):
         report: dict[str, Any] = reply["report"]
         return report

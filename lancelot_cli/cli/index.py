@@ -4,6 +4,10 @@ DB and ``--table`` resolve like every other command's database and table (argume
 environment > the settings `lancelot init` stored > default), so `init --table notes` followed by
 `index ./docs` writes the table `serve` reads. The work is `indexer.run.run`, which `init` calls too.
 
+While a `lancelot index --watch` of the same table runs, a plain re-run (the watcher's folder and
+options, no ``--tag``) is handed to it (cli/handoff.py): the watcher's pass, this command's summary,
+without loading lancedb here. Anything else runs here as before.
+
 SRC into a table indexed from another folder is refused when it would remove documents of the
 table (indexer/plan.py ``check_source``): one line naming both folders, exit 1, nothing written;
 ``--replace`` lets it, ``--table NAME`` keeps both. The check needs no terminal, so scripts and
@@ -165,8 +169,6 @@ def index(
     from lancelot_cli.storage import heap
 
     heap.one_arena()  # first, while this is the only thread (storage/heap.py)
-    from lancelot_cli.indexer.run import Options  # at run time (the name above is for the annotations)
-
     settings = load_settings(ctx, database, LANCEDB_TABLE=table, EMBEDDING_MODEL=embed_model)
     embed = True if embed_model else embed
     if tag is not None:
@@ -177,17 +179,27 @@ def index(
         from lancelot_cli.storage.write.tagging import check_name
 
         tag = check_name(tag)  # before any file is read
-    options = Options(
-        embed=embed,
-        chunk_size=chunk_size,
-        rebuild=rebuild,
-        extensions=None if ext is None else tuple(ext),
-        max_file_size=max_file_size,
-        exclude=None if exclude is None else tuple(exclude),
-        site_detection=site_detection,
-        code=code,
-        replace=replace,
-    )
+    given: dict[str, Any] = {  # indexer/job.py ``Options``, field by field (Options(**given) below checks the names)
+        "embed": embed,
+        "chunk_size": chunk_size,
+        "rebuild": rebuild,
+        "extensions": None if ext is None else tuple(ext),
+        "max_file_size": max_file_size,
+        "exclude": None if exclude is None else tuple(exclude),
+        "site_detection": site_detection,
+        "code": code,
+        "replace": replace,
+    }
+    if not watch and tag is None:
+        from lancelot_cli.cli.handoff import hand_off
+
+        handed = hand_off(settings, source, given)  # a watcher of the table ran it (cli/handoff.py)
+        if handed is not None:
+            _summary_of_handoff(settings, source, handed, json_out)
+            return
+    from lancelot_cli.indexer.run import Options  # at run time (the name above is for the annotations)
+
+    options = Options(**given)
     from lancelot_cli.indexer.sources import NothingToIndex
 
     try:
@@ -237,6 +249,19 @@ def index_with_progress(settings: Settings, source: str, options: Options | None
     summary = report.as_dict()
     render.index_summary(summary)
     return summary
+
+
+def _summary_of_handoff(settings: Settings, source: str, summary: dict[str, Any], json_out: bool) -> None:
+    """What `index_with_progress` and the command print after a run, for the run a watcher made."""
+    from lancelot_cli.cli.links import remember
+    from lancelot_cli.cli.progress import index_summary
+
+    remember(settings, source)
+    index_summary(summary)
+    if json_out:
+        from lancelot_cli.wire import to_json
+
+        typer.echo(to_json(summary))
 
 
 def _watch(settings: Settings, source: str, options: Options) -> None:

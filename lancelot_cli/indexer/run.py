@@ -14,9 +14,10 @@ its folder was saved with it, the folder a run from another one is checked again
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from lancelot_cli.errors import ConfigError
 from lancelot_cli.indexer.embedding import ChooseEmbedding, Embed, Embedding
@@ -201,21 +202,40 @@ def watch(
     on_error: Callable[[str], None],
     noted_source: Path | None = None,
 ) -> None:
-    """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_job`)."""
+    """Keep the table up to date with ``source`` until Ctrl-C or SIGTERM (see `watch_job`), and take
+    the `lancelot index` runs of the same plan that clients hand over (indexer/handoff.py)."""
+    from lancelot_cli.index_socket import plan
     from lancelot_cli.indexer.watch import watch_job
 
     job = job_for(settings, source, options, noted_source=noted_source)
-    watch_job(replace(job, embedder=_chosen_once(job.embedder)), on_batch=on_batch, on_error=on_error)
+    hints: list[str | None] = []  # the first choice's hint, which a run of its own would print each time
+
+    def as_run_reports(report: IndexReport) -> dict[str, Any]:
+        summary = report.as_dict()
+        if summary["vectorsHint"] is None and hints:
+            summary["vectorsHint"] = hints[0]
+        return summary
+
+    watch_job(
+        replace(job, embedder=_chosen_once(job.embedder, hints)),
+        on_batch=on_batch,
+        on_error=on_error,
+        handoff_plan=plan(source, settings.table, asdict(options), settings.embedding_model, settings.openai_base_url),
+        handoff_summary=as_run_reports,
+    )
 
 
-def _chosen_once(choose: ChooseEmbedding) -> ChooseEmbedding:
+def _chosen_once(choose: ChooseEmbedding, hints: list[str | None]) -> ChooseEmbedding:
     """``choose`` asked at the first pass only: every batch of a watch embeds with what that pass
-    chose (loading a local model takes seconds), without the hint, which the first run has said."""
+    chose (loading a local model takes seconds), without the hint, which the first run has said
+    (kept in ``hints`` for the runs handed to the watcher, whose summaries say it as their own would)."""
     chosen: list[Embedding] = []
 
     def first_choice(stored_model: str | None) -> Embedding:
         if not chosen:
-            chosen.append(replace(choose(stored_model), hint=None))
+            first = choose(stored_model)
+            hints.append(first.hint)
+            chosen.append(replace(first, hint=None))
         return chosen[0]
 
     return first_choice

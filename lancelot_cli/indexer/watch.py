@@ -12,6 +12,12 @@ A batch commits its rows and leaves ``optimize()`` to the writer's policy (stora
 OptimizePolicy: searches already find rows the full-text index does not cover yet). Once the folder
 has been quiet for ``idle_optimize_s`` after a commit that was not optimized, the watcher optimizes
 the table, so a quiet table ends up fully indexed and compacted.
+
+Given the run's plan (``handoff_plan``, index_socket.plan), a watcher of a local table also runs
+the `lancelot index` of its own plan that a light client hands it (indexer/handoff.py): a waiting
+client gets the next pass, run as for a file event, and its report. To start that pass soon, the
+loop looks for waiting clients every ``HANDOFF_POLL_MS`` while the folder is quiet (instead of
+once a second); during a burst of events the batch's pass serves them.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lancelot_cli.errors import LancelotError
 from lancelot_cli.indexer.job import IndexJob, folder_job
@@ -32,12 +38,18 @@ from lancelot_cli.indexer.scanning import EXTENSIONS
 from lancelot_cli.indexer.signals import Interrupted
 from lancelot_cli.location import Location
 
+if TYPE_CHECKING:
+    from lancelot_cli.indexer.handoff import Handoff
+
 # Events are gathered until the folder has been quiet this long (editors save in bursts)...
 QUIET_MS = 150
 # ...but a batch never waits longer than this.
 MAX_WAIT_MS = 1600
 # While the folder is missing, look for it this often.
 MISSING_POLL_S = 0.5
+# While the folder is quiet, look for waiting `lancelot index` clients this often (watchfiles wakes
+# every ``quiet_ms`` anyway to look for events; this only returns to Python after it).
+HANDOFF_POLL_MS = 50
 
 
 def relevant(root: Path, path: str) -> bool:
@@ -84,11 +96,15 @@ def watch_job(
     stop: threading.Event | None = None,
     quiet_ms: int = QUIET_MS,
     idle_optimize_s: float | None = None,
+    handoff_plan: dict[str, Any] | None = None,
+    handoff_summary: Callable[[IndexReport], dict[str, Any]] = IndexReport.as_dict,
 ) -> None:
     """Run ``job`` once, then after every batch of changes, until ``stop`` is set, SIGTERM or Ctrl-C.
 
     A batch in flight when the stop comes is finished (its commit is atomic either way), and so is
     an idle ``optimize()`` (after ``idle_optimize_s``; default ``OptimizePolicy.idle_seconds``).
+    With ``handoff_plan``, `lancelot index` runs of that plan are taken too (the module doc); their
+    clients get ``handoff_summary`` of the pass's report.
     """
     from lancelot_cli.storage.write.policy import OPTIMIZE_POLICY
 
@@ -96,11 +112,21 @@ def watch_job(
     _stop_on_sigterm(stop)
     idle_s = OPTIMIZE_POLICY.idle_seconds if idle_optimize_s is None else idle_optimize_s
     watcher = _Watcher(replace(job, source=job.source.expanduser().resolve()), on_batch, on_error, stop, idle_s)
-    while not stop.is_set():
-        if watcher.job.source.is_dir():
-            watcher.follow(quiet_ms)
-        else:
-            watcher.wait_for_folder()
+    watcher.summary = handoff_summary
+    if handoff_plan is not None:
+        from lancelot_cli.index_socket import socket_path
+        from lancelot_cli.indexer.handoff import Handoff
+
+        watcher.handoff = Handoff.listen(socket_path(job.database, job.table), handoff_plan)
+    try:
+        while not stop.is_set():
+            if watcher.job.source.is_dir():
+                watcher.follow(quiet_ms)
+            else:
+                watcher.wait_for_folder()
+    finally:
+        if watcher.handoff is not None:
+            watcher.handoff.close()
 
 
 class _Watcher:
@@ -118,6 +144,8 @@ class _Watcher:
         self.pending = False  # a pass committed rows that optimize() has not taken in yet
         self.last_pass = time.monotonic()
         self.first = True  # a pass is due as soon as file events are being collected
+        self.handoff: Handoff | None = None  # where `lancelot index` clients wait (indexer/handoff.py)
+        self.summary: Callable[[IndexReport], dict[str, Any]] = IndexReport.as_dict  # what they are sent
 
     def follow(self, quiet_ms: int) -> None:
         """A pass for each batch of file events, until the watch stops or the folder goes away."""
@@ -133,11 +161,11 @@ class _Watcher:
             debounce=MAX_WAIT_MS,
             step=quiet_ms,
             stop_event=self.stop,
-            rust_timeout=1000,
+            rust_timeout=1000 if self.handoff is None else HANDOFF_POLL_MS,
             yield_on_timeout=True,
             raise_interrupt=True,
         ):
-            if changes or self.first:
+            if changes or self.first or (self.handoff is not None and self.handoff.waiting()):
                 self.first = False
                 self.run_pass()
             elif root.is_dir():
@@ -154,20 +182,38 @@ class _Watcher:
         self.first = True
 
     def run_pass(self) -> None:
-        if not self.job.source.is_dir():
-            return  # the loop reports it and waits
+        """One pass; its report (or error) also goes to the clients waiting when it starts."""
+        asked = self.handoff.take() if self.handoff is not None else []
+        answer: dict[str, Any]
+        if not self.job.source.is_dir():  # the loop reports it and waits
+            answer = {"error": f"source folder {self.job.source} is gone", "exit": 1}
+        else:
+            try:
+                answer = self._pass()
+            except BaseException as exc:  # the watch ends (an unexpected error): the clients hear it
+                if asked and self.handoff is not None:
+                    self.handoff.answer(asked, {"error": f"the watching `lancelot index` stopped: {exc!r}", "exit": 1})
+                raise
+        if asked and self.handoff is not None:
+            self.handoff.answer(asked, answer)
+
+    def _pass(self) -> dict[str, Any]:
         try:
             report = index_job(self.job)
         except Interrupted as exc:  # Ctrl-C or SIGTERM during the batch's commit, which finished:
             self.stop.set()  # its line as usual, then stop (no warning)
             if exc.report is not None:
                 self.on_batch(exc.report)
+            answer = {"report": self.summary(exc.report)} if exc.report is not None else _stopped(exc)
         except LancelotError as exc:
             self.on_error(str(exc))
+            answer = {"error": str(exc), "exit": exc.exit_code}
         else:
             self.pending = (self.pending or report.committed) and not report.optimized
             self.on_batch(report)
+            answer = {"report": self.summary(report)}
         self.last_pass = time.monotonic()
+        return answer
 
     def optimize_when_idle(self) -> None:
         if not self.pending or time.monotonic() - self.last_pass < self.idle_s:
@@ -189,6 +235,11 @@ def optimize_table(job: IndexJob) -> bool:
     database = Location.parse(job.database).uri  # the folder every command means (location.py)
     with writer_lock(database, job.table):
         return TableWriter(database, job.table, job.storage_options).optimize(force=True)
+
+
+def _stopped(exc: Interrupted) -> dict[str, Any]:
+    """What a client hears when the watcher was stopped during its pass, before the commit."""
+    return {"error": f"the watching `lancelot index` was stopped: {exc}", "exit": 1}
 
 
 def _stop_on_sigterm(stop: threading.Event) -> None:

@@ -203,7 +203,7 @@ def test_the_search_tools_output_schema_is_derived_from_its_model() -> None:
         return json.dumps(slim(inline_defs(TypeAdapter(typed).json_schema(schema_generator=StrictJsonSchema))))
 
     assert as_listed(published(m.SearchResult)) == PUBLISHED_SEARCH_SCHEMA
-    assert as_listed(SearchReply) == PUBLISHED_SEARCH_SCHEMA  # until server/schemas.py uses the derived one
+    assert as_listed(SearchReply) == PUBLISHED_SEARCH_SCHEMA  # what server/schemas.py publishes
     # a real reply passes the derived schema's validation (the SDK checks structuredContent with it)
     _, reply = next(cases())
     TypeAdapter(published(m.SearchResult)).validate_python(to_wire(reply))

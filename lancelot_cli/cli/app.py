@@ -1,7 +1,8 @@
 """The `lancelot` entry point (``main``), light: it decides how to run before anything heavy loads.
 
 A read command a running background server can answer (`search`, `query`, `show`, `status`) goes
-through cli/quick.py: its options read with the standard library, the request sent, the reply
+through cli/quick.py (a plain `index` re-run a `--watch` process takes: cli/quick_index.py): its
+options read with the standard library, the request sent, the reply
 drawn as the command draws it, byte for byte (issue 49). Anything else, and any such command the
 quick path does not take on (help, an unusual option, a value to check, no server), runs the
 Typer app of cli/commands.py, imported then. ``app``, ``run`` and the rest of cli/commands.py
@@ -37,6 +38,11 @@ def main() -> None:
     from lancelot_cli.cli import quick
 
     code = quick.run(argv)
+    if code is quick.NOT_TAKEN and argv[:1] == ["index"]:  # a plain re-run a watcher takes (cli/quick_index.py)
+        from lancelot_cli.cli import quick_index
+
+        handed = quick_index.run(argv)
+        code = quick.NOT_TAKEN if handed is quick_index.NOT_TAKEN else handed
     if code is quick.NOT_TAKEN:
         from lancelot_cli.cli import commands
 

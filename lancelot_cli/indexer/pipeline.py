@@ -413,6 +413,6 @@ def embed_missing(
     report.embedded, report.truncated = filled.embedded, filled.truncated
     if filled.embedded:
         report.committed = True
-        if writer.optimize():  # the vector index, once there are enough vectors (storage.policy)
+        if writer.optimize():  # the vector index, once there are enough vectors (storage.write.policy)
             report.optimized = True
         report.version = writer.version

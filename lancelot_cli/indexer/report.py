@@ -37,7 +37,7 @@ class IndexReport:
     vectors_hint: str | None = None  # how to get vectors, when a plain run found no local model (indexer.run)
     chunk_size_note: str | None = None  # a --chunk-size other than the table's waits for --rebuild (saved_options)
     text_read_again: bool = False  # every file read again: an older version read the table's text (saved_options)
-    optimized: bool = False  # optimize() ran (storage.policy.OptimizePolicy); not in as_dict
+    optimized: bool = False  # optimize() ran (storage.write.policy.OptimizePolicy); not in as_dict
     # Not in as_dict either: files hashed to be sure although size and mtime matched (indexer/ledger.py),
     # and whether the run was answered from the ledger without opening the table.
     hashed: int = 0

@@ -8,7 +8,7 @@ A file that fails to parse is reported and retried on its next change; a failing
 reported and the watcher goes on. If the folder itself disappears, the table is left as it is
 and the watcher waits for the folder to come back.
 
-A batch commits its rows and leaves ``optimize()`` to the writer's policy (storage.policy.
+A batch commits its rows and leaves ``optimize()`` to the writer's policy (storage.write.policy.
 OptimizePolicy: searches already find rows the full-text index does not cover yet). Once the folder
 has been quiet for ``idle_optimize_s`` after a commit that was not optimized, the watcher optimizes
 the table, so a quiet table ends up fully indexed and compacted.

@@ -21,11 +21,11 @@ from contextvars import ContextVar
 from typing import Any
 
 from lancelot_cli.engine import Engine
+from lancelot_cli.requests import DATABASE_KEY
 from lancelot_cli.settings import Settings
 from lancelot_cli.storage.read.database import display_uri
 from lancelot_cli.storage.schema import is_local, local_path
 
-DATABASE_KEY = "lancelot/db"
 MAX_OPEN = 3  # databases kept open: one server's RSS stayed under 300 MiB with three (module doc)
 _asked: ContextVar[str | None] = ContextVar("lancelot_asked_database", default=None)
 

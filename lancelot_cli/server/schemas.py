@@ -10,33 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired
+from typing import Any
 
-from typing_extensions import TypedDict
+from lancelot_cli.models import SearchResult
+from lancelot_cli.wire_schema import published
 
-
-class SearchHit(TypedDict):
-    id: str
-    score: float
-    matched: float
-    strength: NotRequired[float]
-    title: str
-    source: str
-    snippet: str
-    metadata: dict[str, Any]
-
-
-class SearchReply(TypedDict):
-    query: str
-    table: str
-    searchType: str
-    ranking: str
-    note: NotRequired[str]
-    noGoodMatch: NotRequired[bool]
-    # "folders" (folder -> description) and a hit's "foundBy" are sent when there are any, and left
-    # out of the schema (extra properties are allowed): tools/list is read in every session.
-    count: int
-    hits: list[SearchHit]
+# The search tool's outputSchema, derived from the reply model by the codec's own rules
+# (wire_schema.py): the keys and their order are what to_wire sends; fields marked unpublished
+# ("folders", a hit's "foundBy") are left out (extra properties are allowed): tools/list is read in
+# every session.
+SearchReply = published(SearchResult)
 
 
 # --- What `tools/list` publishes: the SDK's pydantic schemas without the noise --------------------

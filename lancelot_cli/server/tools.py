@@ -32,7 +32,8 @@ from lancelot_cli.server.process.memory import release_freed
 from lancelot_cli.server.replies import capped as _capped
 from lancelot_cli.server.schemas import SearchReply
 from lancelot_cli.settings import Settings
-from lancelot_cli.wire import to_json, to_wire, wire_name
+from lancelot_cli.wire import to_json, to_wire
+from lancelot_cli.wire_rules import wire_key
 
 T = TypeVar("T")
 
@@ -202,7 +203,7 @@ def published(request: type[Request[Any]], settings: Settings) -> inspect.Signat
         default = shown if shown is not None else (inspect.Parameter.empty if f.default is MISSING else f.default)
         parameters.append(
             inspect.Parameter(
-                wire_name(f.name), inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[(hint, *meta)]
+                wire_key(f), inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[(hint, *meta)]
             )
         )
     return inspect.Signature(parameters)

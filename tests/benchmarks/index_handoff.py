@@ -8,7 +8,8 @@ SRC defaults to the FastAPI docs (/tmp/corpora/fastapi, else /work/shared/data/f
 copies of SRC are indexed into two databases under one short temporary folder (a Unix socket's path
 is short); a watcher is started on the first. Each pair appends a line to one file of each copy and
 runs `lancelot index COPY DB` on each: A goes to the watcher, B runs by itself as before, Q goes to
-the watcher through cli/quick_index.py (``QUICK_MAIN``: what cli/app.py will run). CPU and
+the watcher through `lancelot` itself (cli/app.py tries cli/quick_index.py first), A through
+the Typer command alone (``TYPER_MAIN``). CPU and
 wall come from wait4 for the client process only (the watcher's pass is the watcher's CPU, measured
 separately as its own change over the run). The load is printed before and after.
 """
@@ -35,26 +36,26 @@ def lancelot(*args: str) -> list[str]:
     return [sys.executable, "-m", "lancelot_cli", *args]
 
 
-# cli/app.py ``main`` with cli/quick_index.py tried first for `index` (the hook the lead adds; until
-# then this is how it is measured): start, the quick path, exit.
-QUICK_MAIN = """
+# The Typer command alone, without the quick path cli/app.py ``main`` tries first (arm A).
+TYPER_MAIN = """
 import os, sys
 from lancelot_cli.startup import start
 start(sys.argv[1:])
-from lancelot_cli.cli import quick_index
-code = quick_index.run(sys.argv[1:])
+from lancelot_cli.cli import commands
+code = commands.run()
 sys.stdout.flush(); sys.stderr.flush()
-os._exit(3 if code is quick_index.NOT_TAKEN else code)
+os._exit(code or 0)
 """
 
 
 def client(src: Path, db: Path, quick: bool = False) -> tuple[float, float]:
-    """CPU and wall seconds of one `lancelot index SRC DB` (``quick``: through cli/quick_index.py)."""
+    """CPU and wall seconds of one `lancelot index SRC DB` (``quick``: `lancelot` itself, which tries
+    cli/quick_index.py first; else the Typer command alone)."""
     start = time.perf_counter()
     command = (
-        [sys.executable, "-c", QUICK_MAIN, "index", str(src), str(db)]
+        lancelot("index", str(src), str(db))
         if quick
-        else lancelot("index", str(src), str(db))
+        else [sys.executable, "-c", TYPER_MAIN, "index", str(src), str(db)]
     )
     process = subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)

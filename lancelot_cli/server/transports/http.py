@@ -401,7 +401,7 @@ def run_http(
     processes sharing the sockets. Logs (uvicorn's too) go to stderr; nothing to stdout."""
     from lancelot_cli.server.process.memory import log_tuning, tune_malloc
 
-    # first: while this is the only thread (see server.memory); workers get it from the environment
+    # first: while this is the only thread (see server/process/memory.py); workers get it from the environment
     tuned = tune_malloc() if workers == 1 else []
     from lancelot_cli.server.transports.connections import GuardedConfig, SignalStopServer, bind
     from lancelot_cli.server.transports.logs import configure_logging

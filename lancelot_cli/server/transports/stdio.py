@@ -39,7 +39,7 @@ def run_stdio(settings: Settings, metrics_log: Path | None = None) -> None:
     from lancelot_cli.server.process.memory import log_tuning
     from lancelot_cli.startup import start_server
 
-    tuned = start_server()  # first: while this is the only thread (see server.memory)
+    tuned = start_server()  # first: while this is the only thread (see server/process/memory.py)
     from lancelot_cli.server.process import collector
 
     collector.pause()  # already paused when `lancelot serve` loaded (cli/app.py); here for any other caller

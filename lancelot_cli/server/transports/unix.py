@@ -38,7 +38,7 @@ def run_unix(settings: Settings, path: str, idle_minutes: float, metrics_log: Pa
     """Serve on ``path`` until one of the module doc's reasons; 0 also when another server has it."""
     from lancelot_cli.server.process.memory import log_tuning, tune_malloc
 
-    tuned = tune_malloc()  # first: while this is the only thread (see server.memory)
+    tuned = tune_malloc()  # first: while this is the only thread (see server/process/memory.py)
     lock = _take_lock(path)
     if lock is None:
         return 0

@@ -17,7 +17,7 @@ Added here:
   and the parent then sets the sockets' real listen queue (``BACKLOG``) once the workers listen.
   With asyncio's batch of 2,048, the first worker to wake took all 8 keep-alive connections of a
   benchmark and the second one idled (22.3 against 0.9 CPU seconds);
-* glibc's malloc settings (``server.memory.SETTINGS``) reach the workers as environment variables,
+* glibc's malloc settings (``server.process.memory.SETTINGS``) reach the workers as environment variables,
   which their glibc reads at start: ``mallopt`` in a spawned worker would come after Python's and
   uvicorn's own threads made arenas.
 """

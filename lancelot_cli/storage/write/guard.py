@@ -13,7 +13,7 @@ versions stayed (19 versions, 24 index folders, 20 MB of a 26 MB tmpfs, where th
 needs 6) and every later run failed the same way, one with unchanged text too. So:
 
 - Ordinary runs (``keep_bounded``): each time the writer's ``optimize()`` ran and versions older
-  than ``LANCELOT_KEEP_VERSIONS_FOR`` (storage.policy.keep_versions_for, 10 minutes) exist, one
+  than ``LANCELOT_KEEP_VERSIONS_FOR`` (storage.write.policy.keep_versions_for, 10 minutes) exist, one
   more ``optimize(cleanup_older_than=...)`` gives them up. Right after the writer's it has at most
   what that one could not merge yet (it folds new rows into the indexes after it compacts; the next
   run's would merge them): 2-6 ms at 25,000 chunks, and six re-indexes of 400 chunks there took

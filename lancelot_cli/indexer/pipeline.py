@@ -390,10 +390,15 @@ def embed_missing(
     SIGTERM keeps the text and every vector committed: ``Interrupted`` says how far it got."""
     filled = Filled()
     on_embed = job.on_embed
-    progress = (lambda done, total: on_embed(done, total, model)) if on_embed else None
+
+    def progress(done: int, total: int) -> None:
+        # After each batch: a signal Python swallowed (StopSignals) ends the embedding here, and
+        # fill_vectors commits the vectors made so far on the way out, as for any Ctrl-C.
+        stops.raise_pending()
+        if on_embed:
+            on_embed(done, total, model)
 
     def commit(write: Callable[[], Any]) -> Any:
-        stops.raise_pending()  # as in commit_text
         with deferred_signals(redeliver=not stops.owns):  # the step's commit finishes, then the signal lands
             return write()
 

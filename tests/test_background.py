@@ -202,6 +202,21 @@ def shared(tmp_path_factory: pytest.TempPathFactory, sample_db: Path) -> Iterato
         made.close()
 
 
+@pytest.fixture(scope="module")
+def cold(shared: Setup, sample_db: Path) -> Any:
+    """``cold(args)``: the command answered in-process (LANCELOT_WARM=0) over the sample database, run
+    once for the module. The byte-identity and quick-path tests compare their answers with the same
+    reference, so each in-process run (the costly one: it imports lancedb) is made once, not twice."""
+    answers: dict[tuple[str, ...], Run] = {}
+
+    def answer(args: list[str]) -> Run:
+        if tuple(args) not in answers:
+            answers[tuple(args)] = shared.lancelot(*args, "--db", str(sample_db), warm=False)
+        return answers[tuple(args)]
+
+    return answer
+
+
 # -- the same bytes, answered in the background or not ---------------------------------------------
 
 SAME = {
@@ -225,11 +240,13 @@ SAME = {
 @LINUX
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "args"), SAME.items(), ids=SAME.keys())
-def test_background_output_is_byte_identical(shared: Setup, sample_db: Path, name: str, args: list[str]) -> None:
-    cold = shared.lancelot(*args, "--db", str(sample_db), warm=False)
+def test_background_output_is_byte_identical(
+    shared: Setup, cold: Any, sample_db: Path, name: str, args: list[str]
+) -> None:
+    reference = cold(args)
     hot = shared.lancelot(*args, "--db", str(sample_db))
-    assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
-    assert hot.answered and not cold.answered, shared.log()
+    assert (hot.out, hot.err, hot.code) == (reference.out, reference.err, reference.code)
+    assert hot.answered and not reference.answered, shared.log()
     if name.startswith("error"):
         assert hot.code == 1 and hot.err.startswith("lancelot: error: ") and hot.err.count("\n") == 1
     else:
@@ -240,13 +257,14 @@ def test_background_output_is_byte_identical(shared: Setup, sample_db: Path, nam
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "args"), SAME.items(), ids=SAME.keys())
 def test_the_quick_path_gives_the_same_bytes_without_typer(
-    shared: Setup, sample_db: Path, name: str, args: list[str]
+    shared: Setup, cold: Any, sample_db: Path, name: str, args: list[str]
 ) -> None:
     """Issue 49: the console script answers these through cli/quick.py: the same output and exit
     code as in-process, and neither Typer, click nor pydantic is imported."""
-    cold = shared.lancelot(*args, "--db", str(sample_db), warm=False)
+    reference = cold(args)
     hot = shared.lancelot(*args, "--db", str(sample_db), probe=QUICK_PROBE)
-    assert (hot.out, hot.err, hot.code) == (cold.out, cold.err, cold.code)
+    assert (hot.out, hot.err, hot.code) == (reference.out, reference.err, reference.code)
+    assert not reference.answered
     assert hot.answered, shared.log()
     assert _among(hot.modules, ("typer", "click", "pydantic", "lancelot_cli.cli.commands")) == []
 

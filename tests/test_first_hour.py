@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import signal
 import subprocess
 import time
@@ -90,10 +91,18 @@ def test_serve_at_a_terminal_says_what_it_waits_for_and_stops_on_ctrl_d(sample_d
         env=subprocess_env(),
     )
     os.close(slave)
+    assert proc.stderr is not None
+    said = b""
     try:
-        time.sleep(3)  # let it start and say its line
+        # Until it has said its line (it starts, then waits), not a fixed 3 s: the Ctrl-D then
+        # reaches a server that is reading its input, or about to (the terminal keeps it till then).
+        deadline = time.monotonic() + 60
+        while b"stops it." not in said and proc.poll() is None and time.monotonic() < deadline:
+            if select.select([proc.stderr], [], [], 0.1)[0]:
+                said += os.read(proc.stderr.fileno(), 4096)
         os.write(master, b"\x04")  # Ctrl-D at the start of a line: end of input
         out, err = proc.communicate(timeout=60)
+        err = said + err
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)

@@ -87,7 +87,11 @@ def start(tmp_path: Path, db: Path, *args: str, **env: str) -> Served:
         # The SDK clients of these tests keep connections alive between requests; under coverage on
         # a loaded 2-core CI machine they took over the 5 s idle limit to send the next one, and a
         # connection the server closed just then failed with ReadError (twice in CI, never here).
-        **{"LANCELOT_HTTP_IDLE_TIMEOUT": "60", **env},
+        # The header deadline is a second idle limit: it is armed again after every reply
+        # (server/connections.py), so with its 10 s default a kept-alive connection was still closed
+        # after 10 s idle, and a request sent as it closed failed the same way (the parent-kill test,
+        # once in CI). Both are far above any gap between two requests of one client.
+        **{"LANCELOT_HTTP_IDLE_TIMEOUT": "60", "LANCELOT_HTTP_HEADER_TIMEOUT": "60", **env},
     )
     return spawn_serve(lancelot_command(), ["--http", str(port), *args], port, tmp_path / "server", environ)
 
@@ -95,11 +99,10 @@ def start(tmp_path: Path, db: Path, *args: str, **env: str) -> Served:
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory: pytest.TempPathFactory, sample_db: Path) -> Any:
     tmp = tmp_path_factory.mktemp("http-workers")
-    # A header deadline short enough to test, but no 1 s idle limit: on a loaded CI machine an SDK
-    # client's kept-alive connection sat idle over 1 s between two requests and was closed as the
-    # next one went out (ReadError).
-    limits = {"LANCELOT_HTTP_HEADER_TIMEOUT": "2", "LANCELOT_HTTP_BODY_TIMEOUT": "2"}
-    served = start(tmp, sample_db, "--workers", "2", "--metrics-log", str(tmp / "metrics.jsonl"), **limits)
+    # No short idle or header deadline here (see `start`): on a loaded CI machine an SDK client's
+    # kept-alive connection sat idle over 1 s between two requests and was closed as the next one
+    # went out (ReadError); the header deadline, armed again after each reply, would do the same.
+    served = start(tmp, sample_db, "--workers", "2", "--metrics-log", str(tmp / "metrics.jsonl"))
     try:
         served.workers = workers_of(served, 2)  # type: ignore[attr-defined]
         served.metrics = tmp / "metrics.jsonl"  # type: ignore[attr-defined]
@@ -148,10 +151,17 @@ def test_the_guard_rules_hold_in_a_worker(two_workers: Any) -> None:
     assert assert_error(request(port, body=b"{not json"), 400)["code"] == -32700
 
 
-def test_the_header_deadline_holds_in_a_worker(two_workers: Any) -> None:
-    """The protocol's limits come from the Config pickled into the worker (LANCELOT_HTTP_HEADER_TIMEOUT=2)."""
-    with socket.create_connection(("127.0.0.1", two_workers.port), timeout=5) as sock:
-        received = _closed_after(sock, 8.0, trickle=_head(two_workers.port)[:-4])
+def test_the_header_deadline_holds_in_a_worker(tmp_path: Path, sample_db: Path) -> None:
+    """The protocol's limits come from the Config pickled into the worker (LANCELOT_HTTP_HEADER_TIMEOUT=2).
+    A server of its own: a 2 s header deadline is also a 2 s idle limit on kept-alive connections,
+    which the SDK clients of `two_workers` must not have."""
+    served = start(tmp_path, sample_db, "--workers", "2", LANCELOT_HTTP_HEADER_TIMEOUT="2")
+    try:
+        workers_of(served, 2)
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            received = _closed_after(sock, 8.0, trickle=_head(served.port)[:-4])
+    finally:
+        served.stop(signal.SIGTERM)
     assert received.startswith(b"HTTP/1.1 408"), received
 
 

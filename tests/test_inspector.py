@@ -8,6 +8,7 @@ The test skips only when ``npx`` is missing; a failed download or a failed call 
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -41,7 +42,21 @@ def inspector_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+# The Inspector's replies by (database, method arguments, tool_error): a call the module already made
+# (the first surface call is the search test's call, argument for argument) is not made again; each
+# run is npx, node and a `lancelot serve`, several seconds on a loaded machine.
+_REPLIES: dict[tuple[str, tuple[str, ...], bool], dict[str, Any]] = {}
+
+
 def inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = False) -> dict[str, Any]:
+    """`run_inspector`, once per database, arguments and ``tool_error`` in this module."""
+    key = (str(db), method_args, tool_error)
+    if key not in _REPLIES:
+        _REPLIES[key] = run_inspector(db, tmp_path, *method_args, tool_error=tool_error)
+    return copy.deepcopy(_REPLIES[key])
+
+
+def run_inspector(db: Path, tmp_path: Path, *method_args: str, tool_error: bool = False) -> dict[str, Any]:
     """Run the Inspector CLI against `lancelot serve` and return the ``result`` of its JSON output.
 
     With ``tool_error``, the call must come back as a tool error: the Inspector prints the result

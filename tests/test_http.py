@@ -735,6 +735,24 @@ def test_a_trickle_after_a_reply_meets_the_header_deadline_too(short_timeouts: S
         _closed_after(sock, CLOSED_WITHIN, trickle=_head(port), step=0.2)
 
 
+def test_a_kept_alive_connection_idle_past_the_header_deadline_is_served(spawn: Any, sample_db: Path) -> None:
+    """Between requests only the idle limit counts: the header deadline starts with the next
+    request's first byte. It used to start at the reply, so a connection idle for the header
+    deadline (10 s by default) was closed with a 408 whatever the idle limit said, and a client's
+    request sent as it closed failed (seen in CI as an SDK client's ReadError)."""
+    port = free_port()
+    spawn(["--http", str(port)], port, sample_db, LANCELOT_HTTP_HEADER_TIMEOUT="1", LANCELOT_HTTP_IDLE_TIMEOUT="30")
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)  # one kept-alive connection
+    try:
+        assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"}), conn=conn))
+        kept = conn.sock
+        assert kept is not None and _still_open(kept, 2.5)  # twice the header deadline: no 408, no close
+        assert_tool_reply(request(port, body=rpc("lancedb_search", {"query": "refund"}), conn=conn))
+        assert conn.sock is kept  # the same connection served it
+    finally:
+        conn.close()
+
+
 def test_connections_over_the_cap_get_503_at_once_and_the_server_recovers(spawn: Any, sample_db: Path) -> None:
     port = free_port()
     spawn(

@@ -7,7 +7,10 @@ and sends nothing, or sends its headers a byte at a time (slowloris), held a fil
 ever, and ~20,000 of them exhausted the process's descriptors. ``GuardedH11Protocol`` adds both:
 
 * headers must be complete within ``header_timeout`` seconds of the connection opening, or of the
-  previous reply on a keep-alive connection; otherwise 408 and the connection is closed;
+  first byte of the next request on a keep-alive connection; otherwise 408 and the connection is
+  closed. Between requests only the idle limit applies (uvicorn's ``timeout_keep_alive``): a
+  deadline started at the reply would close a kept-alive connection after ``header_timeout`` idle
+  seconds whatever the idle limit said, and a client's next request, sent as it closed, failed;
 * with ``max_connections`` connections open, a new one is answered 503 at once and closed.
 
 The body-read deadline is enforced by ``Guard`` (it reads the body), and idle keep-alive by uvicorn.
@@ -59,6 +62,7 @@ class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a header deadline and a connection cap, from its ``GuardedConfig``."""
 
     _deadline: asyncio.TimerHandle | None = None
+    _between_requests = False  # a reply went out: the next request's first byte starts its deadline
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
         if not isinstance(config, GuardedConfig):
@@ -84,10 +88,16 @@ class GuardedH11Protocol(H11Protocol):
         if self.cycle is not cycle:  # a request's headers arrived: the app has it now
             self._disarm()
 
+    def data_received(self, data: bytes) -> None:
+        if self._between_requests and data:
+            self._between_requests = False
+            self._arm()  # the next request's headers get the same deadline, from its first byte
+        super().data_received(data)
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.our_state is h11.IDLE:
-            self._arm()  # the next request's headers get the same deadline
+            self._between_requests = True  # idle now: uvicorn's keep-alive limit closes it
 
     def _arm(self) -> None:
         self._disarm()

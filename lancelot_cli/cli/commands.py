@@ -32,7 +32,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from lancelot_cli._version import __version__
-from lancelot_cli.cli.quick import say_error
+from lancelot_cli.cli.quick_common import say_error
 from lancelot_cli.errors import LancelotError
 
 EXIT_CODES = (

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from lancelot_cli.cli.quick_common import say_error, utf8
 from lancelot_cli.limits import BUDGET_PARAMETER, MAX_BUDGET, MAX_PHRASINGS, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.requests import Query, Read, Request, Search, Status, bounds
@@ -121,7 +122,7 @@ def parse(argv: Sequence[str]) -> tuple[str, dict[str, Any], list[str]] | None:
     rest = args[1:]
     while rest:
         token = rest.pop(0)
-        if not _utf8(token):
+        if not utf8(token):
             return None  # Typer's usage error says which argument (cli/commands.py _check_text)
         if not token.startswith("-") or token == "-":
             positional.append(token)
@@ -141,7 +142,7 @@ def parse(argv: Sequence[str]) -> tuple[str, dict[str, Any], list[str]] | None:
             value = rest.pop(0)
             if value.startswith("-") and value != "-" and not isinstance(kind, Number):
                 return None  # `--table --json`: Typer reads it as the value; let it say so its way
-        if not _utf8(value):
+        if not utf8(value):
             return None
         if isinstance(kind, Number):
             number = kind.read(value)
@@ -157,14 +158,6 @@ def parse(argv: Sequence[str]) -> tuple[str, dict[str, Any], list[str]] | None:
         return None
     given["db"] = given.get("db") or root_db  # the command's --db, else the root's (options.load_settings)
     return command, given, positional
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def run(argv: Sequence[str]) -> Any:
@@ -214,17 +207,6 @@ class _Exit(Exception):
     def __init__(self, code: int) -> None:
         super().__init__(code)
         self.code = code
-
-
-def say_error(message: str) -> None:
-    """An error as the one line every command gives: on stderr, a key or URL password hidden
-    (issue 37), a file name's controls written out."""
-    from lancelot_cli import redact
-    from lancelot_cli.cli.visible import shown
-
-    first_line = shown(redact.text(" ".join(message.split())))
-    sys.stderr.write(f"lancelot: error: {first_line}\n")
-    sys.stderr.flush()
 
 
 def echo(text: str) -> None:

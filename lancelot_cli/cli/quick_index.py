@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
+from lancelot_cli.cli.quick_common import say_error, utf8
+
 NOT_TAKEN: Final = object()  # the command runs the Typer app instead
 
 
@@ -28,11 +30,11 @@ def parse(argv: Sequence[str]) -> tuple[list[str], str | None, bool] | None:
     rest = list(argv[1:])
     while rest:
         token = rest.pop(0)
-        if not _utf8(token):
+        if not utf8(token):
             return None
         if token == "--json":
             json_out = True
-        elif token in ("--table", "-t") and rest and not rest[0].startswith("-") and _utf8(rest[0]):
+        elif token in ("--table", "-t") and rest and not rest[0].startswith("-") and utf8(rest[0]):
             table = rest.pop(0)
         elif token.startswith("--table=") and not token.startswith("--table=-"):
             table = token.partition("=")[2]
@@ -63,7 +65,7 @@ def run(argv: Sequence[str]) -> Any:
     try:
         summary = hand_off(settings, source, PLAIN)
     except LancelotError as exc:
-        _say_error(str(exc))
+        say_error(str(exc))
         return exc.exit_code
     if summary is None:
         return NOT_TAKEN
@@ -77,20 +79,3 @@ def run(argv: Sequence[str]) -> Any:
 
         sys.stdout.write(to_json(summary) + "\n")
     return 0
-
-
-def _say_error(message: str) -> None:
-    """The one error line every command gives (cli/quick.py ``say_error``, without its imports)."""
-    from lancelot_cli import redact
-    from lancelot_cli.cli.visible import shown
-
-    sys.stderr.write(f"lancelot: error: {shown(redact.text(' '.join(message.split())))}\n")
-    sys.stderr.flush()
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

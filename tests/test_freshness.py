@@ -6,6 +6,7 @@ never a mix; re-runs read and commit only what changed; two indexers never race.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -672,6 +673,26 @@ with writer_lock(sys.argv[1], "documents"):
 """
 
 
+@contextlib.contextmanager
+def lock_held(db: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the table's writer lock (``HOLD_LOCK``) for the block; it ends when
+    its stdin is closed (``communicate``) or it is killed, and is killed after the block if still there."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(timeout=30)
+
+
 def _index(docs: Path, db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*lancelot_command(), "index", str(docs), str(db)],
@@ -687,15 +708,7 @@ def test_second_indexer_refuses_while_the_first_holds_the_lock(docs: Path, tmp_p
     """Another process holds the table's writer lock: `lancelot index` exits 1 with one line naming
     it; once the holder finishes (or is SIGKILLed: the kernel drops the lock) the run succeeds."""
     db = tmp_path / "db"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with lock_held(db) as holder:
         refused = _index(docs, db, tmp_path)
         assert refused.returncode == 1, refused.stderr
         lines = refused.stderr.strip().splitlines()
@@ -707,10 +720,6 @@ def test_second_indexer_refuses_while_the_first_holds_the_lock(docs: Path, tmp_p
             holder.communicate("", timeout=30)
             assert holder.returncode == 0
         else:
-            holder.kill()
-            holder.wait(timeout=30)
-    finally:
-        if holder.poll() is None:
             holder.kill()
             holder.wait(timeout=30)
     done = _index(docs, db, tmp_path)

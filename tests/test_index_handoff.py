@@ -28,7 +28,7 @@ import pytest
 
 from lancelot_cli.index_socket import SUN_PATH_MAX, socket_path
 from tests.conftest import lancelot_command, subprocess_env
-from tests.test_freshness import HOLD_LOCK, Watcher, folder_rows, table_rows
+from tests.test_freshness import Watcher, folder_rows, lock_held, table_rows
 
 SOCKET = ".lancelot-index-documents.sock"
 DECLINED = {"not a request", "another protocol", "another plan"}
@@ -119,6 +119,14 @@ def _wait_connected(path: str, client: subprocess.Popen[str], timeout: float = 6
         assert client.poll() is None, "the client ended before it connected"
         time.sleep(0.005)
     raise AssertionError(f"no connection to {path} within {timeout} s")
+
+
+def _connected_client(docs: Path, db: Path, config: Path) -> subprocess.Popen[str]:
+    """A client whose run the watcher has a pass of new files to make for, once it is connected."""
+    _heavy_change(docs)
+    client = _client(docs, db, config, importtime=False)
+    _wait_connected(str(socket_path(str(db), "documents")), client)
+    return client
 
 
 # -- handed off ------------------------------------------------------------------------------------
@@ -220,19 +228,8 @@ def test_the_watchers_error_is_the_clients_one_line(
     """Another process holds the writer lock: the watcher's pass is refused, and the client prints
     the refusal a run of its own prints (naming the holder), exit 1; lock behaviour unchanged."""
     _watcher, db = watching
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=subprocess_env(),
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with lock_held(db) as holder:
         code, _out, said, imported = _finish(_client(docs, db, short_tmp))
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
     assert code == 1 and len(said) == 1, said
     assert said[0].startswith("lancelot: error: another `lancelot index` (pid ")
     assert f"(pid {holder.pid})" in said[0]
@@ -257,11 +254,9 @@ def test_ctrl_c_in_the_client_leaves_the_watchers_pass_to_finish(
     watching: tuple[Watcher, Path], docs: Path, short_tmp: Path
 ) -> None:
     watcher, db = watching
-    _heavy_change(docs)
-    client = _client(docs, db, short_tmp, importtime=False)
-    # Ctrl-C once the client is connected to the watcher (seen in /proc/net/unix: no sleep to guess,
-    # the quick client connects within a tenth of a second and the pass may last about as long).
-    _wait_connected(str(socket_path(str(db), "documents")), client)
+    # Ctrl-C once the client is connected (no sleep to guess: the quick client connects within a
+    # tenth of a second and the pass may last about as long).
+    client = _connected_client(docs, db, short_tmp)
     client.send_signal(signal.SIGINT)
     code, _out, said, _imported = _finish(client)
     assert code == 130, said
@@ -282,9 +277,7 @@ def test_a_watcher_killed_while_the_client_waits_is_one_line(
     watching: tuple[Watcher, Path], docs: Path, short_tmp: Path
 ) -> None:
     watcher, db = watching
-    _heavy_change(docs)
-    client = _client(docs, db, short_tmp, importtime=False)
-    _wait_connected(str(socket_path(str(db), "documents")), client)
+    client = _connected_client(docs, db, short_tmp)
     time.sleep(0.5)  # the watcher greets at once; its pass over the new files lasts longer
     watcher.proc.kill()
     code, _out, said, _imported = _finish(client)
@@ -300,9 +293,7 @@ def test_a_watcher_stopped_while_the_client_waits_leaves_it_a_whole_run(
     """SIGTERM to the watcher: the pass in flight finishes; the client gets that pass's report if it
     was its pass, else the watcher declines and the client runs by itself. Either way: exit 0."""
     watcher, db = watching
-    _heavy_change(docs)
-    client = _client(docs, db, short_tmp, importtime=False)
-    _wait_connected(str(socket_path(str(db), "documents")), client)
+    client = _connected_client(docs, db, short_tmp)
     time.sleep(0.5)  # as above
     assert watcher.stop(signal.SIGTERM) == 0, watcher.stderr
     code, _out, said, _imported = _finish(client)

@@ -41,8 +41,7 @@ def main() -> None:
     if code is quick.NOT_TAKEN and argv[:1] == ["index"]:  # a plain re-run a watcher takes (cli/quick_index.py)
         from lancelot_cli.cli import quick_index
 
-        handed = quick_index.run(argv)
-        code = quick.NOT_TAKEN if handed is quick_index.NOT_TAKEN else handed
+        code = quick_index.run(argv)  # NOT_TAKEN too is quick_common's
     if code is quick.NOT_TAKEN:
         from lancelot_cli.cli import commands
 

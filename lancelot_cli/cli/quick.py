@@ -22,9 +22,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from lancelot_cli.cli.quick_common import say_error, utf8
+from lancelot_cli.cli.quick_common import NOT_TAKEN, say_error, utf8
 from lancelot_cli.limits import BUDGET_PARAMETER, MAX_BUDGET, MAX_PHRASINGS, MIN_BUDGET
 from lancelot_cli.models import SEARCH_TYPES
 from lancelot_cli.requests import Query, Read, Request, Search, Status, bounds
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from lancelot_cli.models import Document
     from lancelot_cli.settings import Settings
 
-NOT_TAKEN: Final = object()  # the command runs the Typer app instead
 TERMINAL_LIMIT = 10  # hits `search` shows on a terminal when no limit is asked for (a screenful)
 
 

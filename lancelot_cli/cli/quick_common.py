@@ -1,10 +1,13 @@
 """What the quick paths (cli/quick.py for the read commands, cli/quick_index.py for a re-run a
-watcher takes) share with each other and with the Typer app, standard library only: the one
-error line every command gives, and the check that a command-line word is text a table can hold."""
+watcher takes) share with each other and with the Typer app, standard library only: ``NOT_TAKEN``, the
+one error line every command gives, and the check that a command-line word is text a table can hold."""
 
 from __future__ import annotations
 
 import sys
+from typing import Final
+
+NOT_TAKEN: Final = object()  # what a quick path returns for a command line the Typer app runs instead
 
 
 def say_error(message: str) -> None:

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
-from lancelot_cli.cli.quick_common import say_error, utf8
-
-NOT_TAKEN: Final = object()  # the command runs the Typer app instead
+from lancelot_cli.cli.quick_common import NOT_TAKEN, say_error, utf8
 
 
 def parse(argv: Sequence[str]) -> tuple[list[str], str | None, bool] | None:
